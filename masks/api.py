@@ -1,0 +1,110 @@
+"""`compact_sampling_mask`: the contract's argument checks and dispatch, in one place."""
+
+from __future__ import annotations
+
+import torch
+
+from masks import registry
+from masks.result import MAX_COMPACT_SUPPORT, SamplingMask
+
+FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
+COUNT_DTYPES = (torch.int32, torch.int64)
+
+
+def compact_sampling_mask(
+    logits: torch.Tensor,
+    num_sampled_tokens: torch.Tensor | None = None,
+    max_num_kept: int = MAX_COMPACT_SUPPORT,
+    backend: str = "auto",
+    *,
+    out: SamplingMask | None = None,
+) -> SamplingMask:
+    """Compact the support (finite logits) of each row on the logits' device.
+
+    Args:
+        logits: ``[num_reqs, vocab_size]`` float32/float16/bfloat16/float64, any strides.
+        num_sampled_tokens: optional int32/int64 ``[num_reqs]``; rows with a value <= 0 are
+            inactive (count 0, empty mask, ids all -1). ``None``: every row is active.
+        max_num_kept: compact width ``W = min(max_num_kept, vocab_size)``.
+        backend: ``"torch"``, ``"triton"``, ``"cupy"``, ``"numba"`` (optionally
+            ``"name:variant"``) or ``"auto"`` (fastest native backend for the device).
+        out: preallocated result (see `SamplingMask.empty`) to fill instead of allocating,
+            so a serving loop or a CUDA graph allocates nothing per step.
+
+    No host synchronisation on CUDA; kernels run on torch's current stream.
+    """
+    _check_inputs(logits, num_sampled_tokens, max_num_kept)
+    kernel = registry.resolve(backend, logits.device)
+    num_reqs, vocab_size = logits.shape
+    if out is None:
+        out = SamplingMask.empty(num_reqs, vocab_size, max_num_kept, device=logits.device)
+    else:
+        _check_out(out, num_reqs, vocab_size, min(max_num_kept, vocab_size), logits.device)
+    if num_reqs and vocab_size:
+        kernel(logits, num_sampled_tokens, out)
+    elif num_reqs:
+        out.counts.zero_()
+    return out
+
+
+def _check_inputs(
+    logits: torch.Tensor, num_sampled_tokens: torch.Tensor | None, max_num_kept: int
+) -> None:
+    if not isinstance(logits, torch.Tensor):
+        raise TypeError(f"logits must be a torch.Tensor, got {type(logits).__name__}")
+    if logits.dtype not in FLOAT_DTYPES:
+        raise TypeError(
+            f"logits must have dtype float32, float16, bfloat16 or float64, got {logits.dtype}"
+        )
+    if logits.dim() != 2:
+        raise ValueError(
+            f"logits must be 2-D [num_reqs, vocab_size], got shape {tuple(logits.shape)}"
+        )
+    if num_sampled_tokens is not None:
+        if not isinstance(num_sampled_tokens, torch.Tensor):
+            raise TypeError(
+                "num_sampled_tokens must be a torch.Tensor or None, "
+                f"got {type(num_sampled_tokens).__name__}"
+            )
+        if num_sampled_tokens.dtype not in COUNT_DTYPES:
+            raise TypeError(
+                f"num_sampled_tokens must have dtype int32 or int64, got {num_sampled_tokens.dtype}"
+            )
+        if num_sampled_tokens.shape != logits.shape[:1]:
+            raise ValueError(
+                f"num_sampled_tokens must have shape [num_reqs] = [{logits.shape[0]}], "
+                f"got {list(num_sampled_tokens.shape)}"
+            )
+        if num_sampled_tokens.device != logits.device:
+            raise ValueError(
+                f"num_sampled_tokens must be on the logits' device {logits.device}, "
+                f"got {num_sampled_tokens.device}"
+            )
+    if isinstance(max_num_kept, bool) or not isinstance(max_num_kept, int):
+        raise TypeError(f"max_num_kept must be an int, got {type(max_num_kept).__name__}")
+    if max_num_kept < 0:
+        raise ValueError(f"max_num_kept must be >= 0, got {max_num_kept}")
+
+
+def _check_out(
+    out: SamplingMask, num_reqs: int, vocab_size: int, width: int, device: torch.device
+) -> None:
+    if not isinstance(out, SamplingMask):
+        raise TypeError(f"out must be a SamplingMask, got {type(out).__name__}")
+    if out.vocab_size != vocab_size:
+        raise ValueError(f"out.vocab_size must be {vocab_size}, got {out.vocab_size}")
+    expected = (
+        ("token_ids", torch.int32, (num_reqs, width)),
+        ("counts", torch.int32, (num_reqs,)),
+        ("packed_mask", torch.uint8, (num_reqs, (vocab_size + 7) // 8)),
+    )
+    for field, dtype, shape in expected:
+        tensor = getattr(out, field)
+        if tensor.dtype != dtype:
+            raise TypeError(f"out.{field} must have dtype {dtype}, got {tensor.dtype}")
+        if tuple(tensor.shape) != shape:
+            raise ValueError(f"out.{field} must have shape {list(shape)}, got {list(tensor.shape)}")
+        if tensor.device != device:
+            raise ValueError(f"out.{field} must be on {device}, got {tensor.device}")
+        if not tensor.is_contiguous():
+            raise ValueError(f"out.{field} must be contiguous, got strides {tensor.stride()}")

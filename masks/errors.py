@@ -1,0 +1,5 @@
+"""Exceptions of the `masks` package."""
+
+
+class BackendUnavailableError(RuntimeError):
+    """A named backend cannot run here (package missing, no GPU, wrong device); says why."""

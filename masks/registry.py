@@ -1,0 +1,230 @@
+"""Backend registry: names, lazy imports, availability probes, and `auto` selection.
+
+A backend is probed by actually running it on a tiny input and comparing with the reference,
+so an installed-but-broken package reports itself unavailable with the reason. Probe results
+are cached per (backend, device) behind a lock, so concurrent first calls probe once.
+An explicitly named backend never falls back; only ``"auto"`` chooses.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from importlib import resources
+from types import ModuleType
+
+import torch
+
+from masks.errors import BackendUnavailableError
+from masks.result import SamplingMask
+
+Kernel = Callable[[torch.Tensor, "torch.Tensor | None", SamplingMask], None]
+
+
+@dataclass(frozen=True)
+class BackendSpec:
+    name: str
+    extra: str | None
+    """pip extra that installs its dependency (``pip install masks[extra]``)."""
+    gpu_only: bool
+    emulation_env: str | None = None
+    """Environment variable that, set to 1, runs the GPU kernels on the CPU (not for speed)."""
+
+    @property
+    def module(self) -> str:
+        return f"masks.backends.{self.name}"
+
+    def emulated(self) -> bool:
+        return self.emulation_env is not None and os.environ.get(self.emulation_env) == "1"
+
+
+BACKENDS: dict[str, BackendSpec] = {
+    spec.name: spec
+    for spec in (
+        BackendSpec("torch", extra=None, gpu_only=False),
+        BackendSpec("triton", extra="triton", gpu_only=True, emulation_env="TRITON_INTERPRET"),
+        BackendSpec("cupy", extra="cupy", gpu_only=True),
+        BackendSpec("numba", extra="numba", gpu_only=True, emulation_env="NUMBA_ENABLE_CUDASIM"),
+    )
+}
+AUTO = "auto"
+
+_lock = threading.RLock()
+_modules: dict[str, ModuleType] = {}
+_probe_failures: dict[tuple[str, torch.device], BaseException | None] = {}
+
+
+def _device_key(device: torch.device | str) -> torch.device:
+    device = torch.device(device)
+    if device.type == "cuda" and device.index is None and torch.cuda.is_available():
+        device = torch.device("cuda", torch.cuda.current_device())
+    return device
+
+
+def parse_backend(name: str) -> tuple[BackendSpec | None, str | None]:
+    """``"triton:rowwise"`` -> (spec, "rowwise"); ``"auto"`` -> (None, None)."""
+    if not isinstance(name, str):
+        raise TypeError(f"backend must be a str, got {type(name).__name__}")
+    base, _, variant = name.partition(":")
+    if base == AUTO and not variant:
+        return None, None
+    if base not in BACKENDS:
+        known = ", ".join([*BACKENDS, AUTO])
+        raise ValueError(
+            f"backend must be one of {known} (optionally 'name:variant'), got {name!r}"
+        )
+    return BACKENDS[base], variant or None
+
+
+def _import(spec: BackendSpec) -> ModuleType:
+    with _lock:
+        if spec.name not in _modules:
+            try:
+                _modules[spec.name] = importlib.import_module(spec.module)
+            except ImportError as error:
+                hint = f" (pip install 'masks[{spec.extra}]')" if spec.extra else ""
+                raise BackendUnavailableError(
+                    f"backend {spec.name!r} cannot be imported{hint}: {error}"
+                ) from error
+        return _modules[spec.name]
+
+
+def _device_failure(spec: BackendSpec, device: torch.device) -> str | None:
+    if device.type == "cpu" and spec.gpu_only and not spec.emulated():
+        hint = f" outside its CPU emulation ({spec.emulation_env}=1)" if spec.emulation_env else ""
+        return f"backend {spec.name!r} runs on CUDA tensors only{hint}; got a CPU tensor"
+    if device.type == "cuda" and not torch.cuda.is_available():
+        return f"backend {spec.name!r}: torch sees no CUDA device"
+    if device.type not in ("cpu", "cuda"):
+        return f"backend {spec.name!r} supports CPU and CUDA tensors, got device {device}"
+    return None
+
+
+def _probe(spec: BackendSpec, module: ModuleType, device: torch.device) -> None:
+    """Run the backend on a tiny input with every kind of non-finite value; raise on mismatch.
+
+    The expected result comes from the reference module on the CPU, not through `resolve`.
+    """
+    from masks.backends import torch as reference_backend
+    from masks.testing import assert_masks_equal, make_logits
+
+    logits = make_logits(3, 77, supports=[5, 0, 77], dtype=torch.float32, seed=0, junk=True)
+    num_sampled = torch.tensor([1, 0, 2], dtype=torch.int32)
+    expected = SamplingMask.empty(3, 77, 9)
+    reference_backend.compact(logits, num_sampled, expected)
+    actual = SamplingMask.empty(3, 77, 9, device=device)
+    module.compact(logits.to(device), num_sampled.to(device), actual, module.VARIANTS[0])
+    assert_masks_equal(actual, expected)
+
+
+def probe_failure(spec: BackendSpec, device: torch.device | str) -> BaseException | None:
+    """Why ``spec`` cannot run on ``device`` (cached), or ``None`` when it can."""
+    device = _device_key(device)
+    key = (spec.name, device)
+    with _lock:
+        if key in _probe_failures:
+            return _probe_failures[key]
+        failure: BaseException | None
+        reason = _device_failure(spec, device)
+        if reason is not None:
+            failure = BackendUnavailableError(reason)
+        else:
+            try:
+                module = _import(spec)
+                reason = module.unavailable_reason(device)
+                if reason is not None:
+                    raise BackendUnavailableError(f"backend {spec.name!r}: {reason}")
+                _probe(spec, module, device)
+                failure = None
+            except BackendUnavailableError as error:
+                failure = error
+            except Exception as error:  # a broken install: report, never swallow silently
+                failure = BackendUnavailableError(
+                    f"backend {spec.name!r} failed its probe on {device}: "
+                    f"{type(error).__name__}: {error}"
+                )
+                failure.__cause__ = error
+        _probe_failures[key] = failure
+        return failure
+
+
+def _load_auto_order() -> dict[str, list[str]]:
+    text = resources.files("masks").joinpath("auto_order.json").read_text()
+    return json.loads(text)["order"]
+
+
+AUTO_ORDER: dict[str, list[str]] = _load_auto_order()
+"""Fastest-first preference per device type, derived from committed benchmark results."""
+
+
+def _auto(device: torch.device) -> BackendSpec:
+    for name in AUTO_ORDER.get(device.type, ["torch"]):
+        spec = BACKENDS[name]
+        if not spec.emulated() and probe_failure(spec, device) is None:
+            return spec
+    return BACKENDS["torch"]
+
+
+_resolved: dict[tuple[str, torch.device], Kernel] = {}
+
+
+def resolve(name: str, device: torch.device) -> Kernel:
+    """The kernel that ``backend=name`` runs on ``device``; raises if it cannot run there.
+
+    The per-call path is one dict lookup once a (name, device) pair has been resolved.
+    """
+    kernel = _resolved.get((name, device))
+    if kernel is None:
+        kernel = _resolved.setdefault((name, device), _resolve(name, device))
+    return kernel
+
+
+def _resolve(name: str, device: torch.device) -> Kernel:
+    spec, variant = parse_backend(name)
+    device = _device_key(device)
+    if spec is None:
+        spec = _auto(device)
+    failure = probe_failure(spec, device)
+    if failure is not None:
+        raise BackendUnavailableError(str(failure)) from failure.__cause__ or failure
+    module = _modules[spec.name]
+    if variant is None:
+        variant = module.VARIANTS[0]
+    elif variant not in module.VARIANTS:
+        raise ValueError(
+            f"backend {spec.name!r} has variants {', '.join(module.VARIANTS)}, got {variant!r}"
+        )
+    return partial(module.compact, variant=variant)
+
+
+def variants(name: str) -> tuple[str, ...]:
+    """The variant names of an importable backend (the first is its default)."""
+    spec, _ = parse_backend(name)
+    if spec is None:
+        raise ValueError("'auto' has no variants")
+    return _import(spec).VARIANTS
+
+
+def available_backends(device: torch.device | str = "cpu") -> list[str]:
+    """Backends that can run on ``device`` here (emulations included; see `is_emulated`)."""
+    return [name for name, spec in BACKENDS.items() if probe_failure(spec, device) is None]
+
+
+def unavailable_reasons(device: torch.device | str = "cpu") -> dict[str, str]:
+    """For each backend that cannot run on ``device``: why."""
+    return {
+        name: str(failure)
+        for name, spec in BACKENDS.items()
+        if (failure := probe_failure(spec, device)) is not None
+    }
+
+
+def is_emulated(name: str) -> bool:
+    """True when ``name`` runs through a CPU emulation (its timings mean nothing)."""
+    spec, _ = parse_backend(name)
+    return spec is not None and spec.emulated()

@@ -1,0 +1,88 @@
+"""`SamplingMask`: the three outputs of `compact_sampling_mask` and their host-side views."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from masks import csr
+
+MAX_COMPACT_SUPPORT = 2048
+"""vLLM's cap on the compact width (the batch's largest top_k is capped at this)."""
+
+
+@dataclass(frozen=True, eq=False)
+class SamplingMask:
+    """Support of each request's sampling distribution, computed on the logits' device.
+
+    ``token_ids`` int32 ``[R, W]``: the first ``min(counts[r], W)`` kept column ids of row r in
+    ascending order, then ``-1``. ``counts`` int32 ``[R]``: the full number of kept (finite)
+    logits. ``packed_mask`` uint8 ``[R, ceil(V / 8)]``: bit ``j % 8`` of byte ``j // 8`` is
+    set iff logit j is finite.
+    """
+
+    token_ids: torch.Tensor
+    counts: torch.Tensor
+    packed_mask: torch.Tensor
+    vocab_size: int
+
+    @classmethod
+    def empty(
+        cls,
+        num_reqs: int,
+        vocab_size: int,
+        max_num_kept: int = MAX_COMPACT_SUPPORT,
+        device: torch.device | str = "cpu",
+    ) -> SamplingMask:
+        """Uninitialised outputs to pass as ``out=`` (serving loops, CUDA graph capture)."""
+        width = min(max_num_kept, vocab_size)
+        return cls(
+            token_ids=torch.empty((num_reqs, width), dtype=torch.int32, device=device),
+            counts=torch.empty((num_reqs,), dtype=torch.int32, device=device),
+            packed_mask=torch.empty(
+                (num_reqs, (vocab_size + 7) // 8), dtype=torch.uint8, device=device
+            ),
+            vocab_size=vocab_size,
+        )
+
+    @property
+    def num_reqs(self) -> int:
+        return self.counts.shape[0]
+
+    @property
+    def width(self) -> int:
+        return self.token_ids.shape[1]
+
+    @property
+    def device(self) -> torch.device:
+        return self.counts.device
+
+    def to_csr(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(ids int32, offsets int64)``: row r's support is ``ids[offsets[r]:offsets[r+1]]``.
+
+        Rows wider than W are decoded from the bitmask, so every row is complete.
+        """
+        counts = self.counts.cpu().numpy()
+        wide_rows = np.flatnonzero(counts > self.width)
+        wide_packed = None
+        if wide_rows.size:
+            index = torch.from_numpy(wide_rows).to(self.device)
+            wide_packed = self.packed_mask[index].cpu().numpy()
+        return csr.build_csr(
+            counts, self.token_ids.cpu().numpy(), wide_rows, wide_packed, self.vocab_size
+        )
+
+    def tolists(self) -> list[list[int]]:
+        """One ascending list of kept ids per request (equal to the CSR rows)."""
+        return csr.split_csr(*self.to_csr())
+
+    def support(self, index: int) -> np.ndarray:
+        """Kept ids of request ``index`` (int32, ascending), copying only that row."""
+        index = range(self.num_reqs)[index]  # normalises negative indices, raises IndexError
+        count = int(self.counts[index])
+        if count <= self.width:
+            return self.token_ids[index, :count].cpu().numpy()
+        packed = self.packed_mask[index : index + 1].cpu().numpy()
+        return csr.decode_packed_rows(packed, self.vocab_size)[1]

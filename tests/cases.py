@@ -1,0 +1,128 @@
+"""The conformance cases every backend must pass, as data (shared by tests and the fuzzer)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+
+from masks.testing import make_logits
+
+NEG_INF = float("-inf")
+TIE_ROW = [6.0, 5.0, 4.0, 4.0, 4.0, NEG_INF, NEG_INF, NEG_INF]
+ALL_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
+# Supports around the interesting edges: empty, single, under/at/over a 512 width, past 2048.
+VOCAB = 20_001
+EDGE_SUPPORTS = (0, 1, 7, 511, 512, 513, 2053, VOCAB)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One input: ``layout`` says how the logits tensor is laid out in memory."""
+
+    name: str
+    num_reqs: int
+    vocab_size: int
+    supports: tuple[int, ...] | int | str
+    width: int
+    dtype: torch.dtype = torch.float32
+    layout: str = "contiguous"  # contiguous | column_slice | transposed | column_stride
+    num_sampled: tuple[int, ...] | None = None
+    num_sampled_dtype: torch.dtype = torch.int32
+    seed: int = 0
+    values: tuple[float, ...] | None = field(default=None)  # explicit single-row logits
+
+    def logits(self, device: torch.device | str = "cpu") -> torch.Tensor:
+        if self.values is not None:
+            dense = torch.tensor([self.values], dtype=self.dtype)
+        else:
+            dense = make_logits(
+                self.num_reqs, self.vocab_size, self.supports, self.dtype, self.seed, junk=True
+            )
+        return lay_out(dense.to(device), self.layout)
+
+    def num_sampled_tokens(self, device: torch.device | str = "cpu") -> torch.Tensor | None:
+        if self.num_sampled is None:
+            return None
+        return torch.tensor(self.num_sampled, dtype=self.num_sampled_dtype, device=device)
+
+
+def lay_out(dense: torch.Tensor, layout: str) -> torch.Tensor:
+    """The same values as ``dense`` in the memory layout a serving engine may hand over."""
+    num_reqs, vocab_size = dense.shape
+    if layout == "contiguous":
+        return dense
+    if layout == "column_slice":  # a column slice of a padded buffer
+        buffer = torch.full(
+            (num_reqs, vocab_size + 13), 7.0, dtype=dense.dtype, device=dense.device
+        )
+        buffer[:, 5 : 5 + vocab_size] = dense
+        return buffer[:, 5 : 5 + vocab_size]
+    if layout == "transposed":  # a [V, R] buffer viewed as [R, V]
+        return dense.t().contiguous().t()
+    if layout == "column_stride":  # every other column of a wider buffer
+        buffer = torch.full((num_reqs, 2 * vocab_size), 3.0, dtype=dense.dtype, device=dense.device)
+        buffer[:, ::2] = dense
+        return buffer[:, ::2]
+    raise ValueError(f"unknown layout {layout!r}")
+
+
+def conformance_cases() -> list[Case]:
+    cases = [
+        Case(f"edges-W{w}-{str(d)[6:]}", len(EDGE_SUPPORTS), VOCAB, EDGE_SUPPORTS, w, d)
+        for w in (512, 2048)
+        for d in ALL_DTYPES
+    ]
+    cases += [
+        Case(
+            f"inactive-{str(t)[6:]}",
+            len(EDGE_SUPPORTS),
+            VOCAB,
+            EDGE_SUPPORTS,
+            512,
+            num_sampled=(1, 0, 3, -1, 0, 2, 0, 1),
+            num_sampled_dtype=t,
+        )
+        for t in (torch.int32, torch.int64)
+    ]
+    cases += [
+        Case(f"layout-{layout}-{str(d)[6:]}", 5, 1_003, (0, 3, 64, 700, 1_003), 100, d, layout)
+        for layout in ("column_slice", "transposed", "column_stride")
+        for d in (torch.float32, torch.bfloat16)
+    ]
+    cases += [
+        Case("tie-row-W3", 1, 8, (), 3, values=tuple(TIE_ROW)),
+        Case(
+            "specials",
+            1,
+            12,
+            (),
+            4,
+            values=(
+                float("nan"),
+                -float("nan"),
+                float("inf"),
+                NEG_INF,
+                0.0,
+                -0.0,
+                1e-40,
+                3.0e38,
+                -3.0e38,
+                float("nan"),
+                1.0,
+                NEG_INF,
+            ),
+        ),
+        Case("all-masked", 4, 999, 0, 64),
+        Case("width-0", 3, 1_000, (0, 5, 1_000), 0),
+        Case("width-over-vocab", 3, 37, (0, 5, 37), 2_048),
+        Case("width-equals-vocab", 2, 64, (64, 63), 64),
+        Case("single-column", 3, 1, (1, 0, 1), 2_048),
+    ]
+    cases += [Case(f"vocab-{v}", 3, v, (0, v // 2, v), 5) for v in (2, 7, 9, 31, 33, 255, 257)]
+    return cases
+
+
+def empty_cases() -> list[tuple[int, int, int]]:
+    """(num_reqs, vocab_size, max_num_kept) with no rows or no columns."""
+    return [(0, 10, 4), (3, 0, 4), (0, 0, 0), (0, 5, 0), (2, 0, 0)]

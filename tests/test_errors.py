@@ -1,0 +1,111 @@
+"""Every error of the contract: the right exception, naming the argument, expectation and value."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from masks import BackendUnavailableError, SamplingMask, compact_sampling_mask
+
+LOGITS = torch.randn(3, 10)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "pattern"),
+    [
+        ({"logits": [[1.0, 2.0]]}, TypeError, r"logits must be a torch.Tensor, got list"),
+        ({"logits": torch.ones(3, 10, dtype=torch.int32)}, TypeError, r"logits .*dtype.*int32"),
+        ({"logits": torch.ones(3, 10, dtype=torch.int64)}, TypeError, r"logits .*dtype.*int64"),
+        ({"logits": torch.ones(3, 10, dtype=torch.bool)}, TypeError, r"logits .*dtype.*bool"),
+        ({"logits": torch.randn(10)}, ValueError, r"logits must be 2-D .*got shape \(10,\)"),
+        ({"logits": torch.randn(2, 3, 4)}, ValueError, r"logits must be 2-D .*\(2, 3, 4\)"),
+        ({"num_sampled_tokens": [1, 1, 1]}, TypeError, r"num_sampled_tokens must be .*got list"),
+        (
+            {"num_sampled_tokens": torch.ones(3)},
+            TypeError,
+            r"num_sampled_tokens must have dtype int32 or int64, got torch.float32",
+        ),
+        (
+            {"num_sampled_tokens": torch.ones(4, dtype=torch.int32)},
+            ValueError,
+            r"num_sampled_tokens must have shape \[num_reqs\] = \[3\], got \[4\]",
+        ),
+        (
+            {"num_sampled_tokens": torch.ones(3, 1, dtype=torch.int64)},
+            ValueError,
+            r"num_sampled_tokens must have shape .*got \[3, 1\]",
+        ),
+        (
+            {"num_sampled_tokens": torch.ones(3, dtype=torch.int32, device="meta")},
+            ValueError,
+            r"num_sampled_tokens must be on the logits' device cpu, got meta",
+        ),
+        ({"max_num_kept": -1}, ValueError, r"max_num_kept must be >= 0, got -1"),
+        ({"max_num_kept": 2.0}, TypeError, r"max_num_kept must be an int, got float"),
+        ({"max_num_kept": True}, TypeError, r"max_num_kept must be an int, got bool"),
+        (
+            {"backend": "cuda"},
+            ValueError,
+            r"backend must be one of torch, triton, cupy, numba, auto",
+        ),
+        ({"backend": 3}, TypeError, r"backend must be a str, got int"),
+        (
+            {"backend": "torch:nope"},
+            ValueError,
+            r"backend 'torch' has variants reference, got 'nope'",
+        ),
+    ],
+    ids=lambda value: None if isinstance(value, dict | type) else value[:40],
+)
+def test_bad_arguments_raise(kwargs, error, pattern) -> None:
+    arguments = {"logits": LOGITS, "backend": "torch", **kwargs}
+    with pytest.raises(error, match=pattern):
+        compact_sampling_mask(**arguments)
+
+
+@pytest.mark.parametrize(
+    ("out", "error", "pattern"),
+    [
+        ("not a mask", TypeError, r"out must be a SamplingMask, got str"),
+        (SamplingMask.empty(3, 11, 4), ValueError, r"out.vocab_size must be 10, got 11"),
+        (SamplingMask.empty(3, 10, 5), ValueError, r"out.token_ids must have shape \[3, 4\]"),
+        (SamplingMask.empty(2, 10, 4), ValueError, r"out.token_ids must have shape \[3, 4\]"),
+        (
+            SamplingMask(
+                torch.empty(3, 4, dtype=torch.int64),
+                torch.empty(3, dtype=torch.int32),
+                torch.empty(3, 2, dtype=torch.uint8),
+                10,
+            ),
+            TypeError,
+            r"out.token_ids must have dtype torch.int32, got torch.int64",
+        ),
+        (
+            SamplingMask(
+                torch.empty(4, 3, dtype=torch.int32).t(),
+                torch.empty(3, dtype=torch.int32),
+                torch.empty(3, 2, dtype=torch.uint8),
+                10,
+            ),
+            ValueError,
+            r"out.token_ids must be contiguous",
+        ),
+        (SamplingMask.empty(3, 10, 4, device="meta"), ValueError, r"out.token_ids must be on cpu"),
+    ],
+    ids=lambda value: value[:30] if isinstance(value, str) else None,
+)
+def test_bad_out_raises(out, error, pattern) -> None:
+    with pytest.raises(error, match=pattern):
+        compact_sampling_mask(LOGITS, max_num_kept=4, backend="torch", out=out)
+
+
+@pytest.mark.parametrize("backend", ["cupy", "triton", "numba"])
+def test_named_gpu_backend_on_cpu_tensor_is_unavailable(backend, monkeypatch) -> None:
+    """Outside its CPU emulation, a GPU backend refuses CPU tensors instead of falling back."""
+    from masks import registry
+
+    spec = registry.BACKENDS[backend]
+    if spec.emulated():
+        pytest.skip(f"{spec.emulation_env}=1 runs {backend} on CPU tensors")
+    with pytest.raises(BackendUnavailableError, match=rf"backend '{backend}'.*CPU tensor"):
+        compact_sampling_mask(LOGITS, backend=backend)

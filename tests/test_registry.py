@@ -1,0 +1,166 @@
+"""Backend registry: lazy imports, probing, caching, no silent fallback, `auto`."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import types
+
+import pytest
+import torch
+
+import masks
+from masks import BackendUnavailableError, compact_sampling_mask, registry
+
+
+@pytest.fixture
+def fresh_registry(monkeypatch):
+    """An empty probe/resolve cache, restored afterwards."""
+    monkeypatch.setattr(registry, "_probe_failures", {})
+    monkeypatch.setattr(registry, "_resolved", {})
+    monkeypatch.setattr(registry, "_modules", dict(registry._modules))
+    return registry
+
+
+def test_import_masks_imports_no_kernel_language() -> None:
+    code = (
+        "import sys, masks, masks.api, masks.registry, masks.testing; "
+        "bad = sorted({'triton', 'cupy', 'numba'} & set(sys.modules)); "
+        "assert not bad, bad"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_torch_is_always_available_on_cpu() -> None:
+    assert "torch" in masks.available_backends("cpu")
+    assert "torch" not in masks.unavailable_reasons("cpu")
+
+
+def test_every_unavailable_backend_has_a_reason() -> None:
+    for device in ["cpu", "cuda"]:
+        available = set(masks.available_backends(device))
+        reasons = masks.unavailable_reasons(device)
+        assert available.isdisjoint(reasons)
+        assert available | set(reasons) == set(registry.BACKENDS)
+        assert all(f"backend '{name}'" in reason for name, reason in reasons.items())
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the no-GPU path")
+def test_no_gpu_means_no_cuda_backend() -> None:
+    reasons = masks.unavailable_reasons("cuda")
+    assert set(reasons) == set(registry.BACKENDS)
+    assert "no CUDA device" in reasons["cupy"]
+
+
+def test_auto_on_cpu_runs_natively() -> None:
+    logits = torch.randn(2, 50)
+    assert torch.equal(
+        compact_sampling_mask(logits, backend="auto").token_ids,
+        compact_sampling_mask(logits, backend="torch").token_ids,
+    )
+    assert registry._auto(torch.device("cpu")).name == "torch"
+
+
+def _install_fake_backend(monkeypatch, name: str, module: types.ModuleType) -> None:
+    spec = registry.BackendSpec(name, extra=None, gpu_only=False)
+    monkeypatch.setitem(registry.BACKENDS, name, spec)
+    monkeypatch.setitem(sys.modules, spec.module, module)
+
+
+def _fake_module(compact) -> types.ModuleType:
+    module = types.ModuleType("fake")
+    module.VARIANTS = ("only",)
+    module.unavailable_reason = lambda device: None
+    module.compact = compact
+    return module
+
+
+def test_broken_backend_reports_its_failure(fresh_registry, monkeypatch) -> None:
+    def compact(logits, num_sampled, out, variant):
+        raise RuntimeError("driver exploded")
+
+    _install_fake_backend(monkeypatch, "broken", _fake_module(compact))
+    reasons = masks.unavailable_reasons("cpu")
+    assert "driver exploded" in reasons["broken"]
+    with pytest.raises(BackendUnavailableError, match="driver exploded") as caught:
+        compact_sampling_mask(torch.randn(2, 5), backend="broken")
+    assert isinstance(caught.value.__cause__, RuntimeError)
+
+
+def test_wrong_backend_fails_its_probe(fresh_registry, monkeypatch) -> None:
+    """Installed but computing garbage: unavailable, with the first difference in the reason."""
+    from masks.backends import torch as reference_backend
+
+    def compact(logits, num_sampled, out, variant):
+        reference_backend.compact(logits, num_sampled, out)
+        out.counts.add_(1)
+
+    _install_fake_backend(monkeypatch, "wrong", _fake_module(compact))
+    assert "counts differs at row 0" in masks.unavailable_reasons("cpu")["wrong"]
+
+
+def test_import_error_is_reraised_for_a_named_backend(fresh_registry, monkeypatch) -> None:
+    spec = registry.BackendSpec("missing", extra="missing", gpu_only=False)
+    monkeypatch.setitem(registry.BACKENDS, "missing", spec)
+    monkeypatch.setitem(sys.modules, spec.module, None)  # makes the import fail
+    with pytest.raises(BackendUnavailableError, match=r"masks\[missing\]") as caught:
+        compact_sampling_mask(torch.randn(2, 5), backend="missing")
+    assert isinstance(caught.value.__cause__, ImportError)
+
+
+def test_named_backend_never_falls_back(fresh_registry, monkeypatch) -> None:
+    def compact(logits, num_sampled, out, variant):
+        raise RuntimeError("no")
+
+    _install_fake_backend(monkeypatch, "broken", _fake_module(compact))
+    monkeypatch.setitem(registry.AUTO_ORDER, "cpu", ["broken", "torch"])
+    with pytest.raises(BackendUnavailableError):
+        compact_sampling_mask(torch.randn(2, 5), backend="broken")
+    # ... while auto skips it and still answers.
+    assert compact_sampling_mask(torch.randn(2, 5), backend="auto").counts.tolist() == [5, 5]
+
+
+def test_auto_never_picks_an_emulation(fresh_registry, monkeypatch) -> None:
+    from masks.backends import torch as reference_backend
+
+    spec = registry.BackendSpec("emulated", extra=None, gpu_only=True, emulation_env="FAKE_SIM")
+    monkeypatch.setitem(registry.BACKENDS, "emulated", spec)
+    monkeypatch.setitem(sys.modules, spec.module, _fake_module(reference_backend.compact))
+    monkeypatch.setenv("FAKE_SIM", "1")
+    monkeypatch.setitem(registry.AUTO_ORDER, "cpu", ["emulated", "torch"])
+    assert "emulated" in masks.available_backends("cpu")
+    assert masks.is_emulated("emulated")
+    assert registry._auto(torch.device("cpu")).name == "torch"
+
+
+def test_probe_runs_once_under_concurrency(fresh_registry, monkeypatch) -> None:
+    from masks.backends import torch as reference_backend
+
+    calls = []
+
+    def compact(logits, num_sampled, out, variant):
+        calls.append(threading.get_ident())
+        reference_backend.compact(logits, num_sampled, out)
+
+    _install_fake_backend(monkeypatch, "counted", _fake_module(compact))
+    logits = torch.randn(4, 100)
+    results: list = [None] * 8
+
+    def call(i: int) -> None:
+        results[i] = compact_sampling_mask(logits, backend="counted").counts.tolist()
+
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results == [[100] * 4] * 8
+    assert len(calls) == 1 + 8  # one probe, then one call per thread
+
+
+def test_variants_and_auto_order_names_are_registered() -> None:
+    assert registry.variants("torch") == ("reference",)
+    for order in registry.AUTO_ORDER.values():
+        assert set(order) <= set(registry.BACKENDS)
+        assert order[-1] == "torch"
