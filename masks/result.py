@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
 from masks import csr
+
+if TYPE_CHECKING:
+    from masks.transfer import PendingCSR
 
 MAX_COMPACT_SUPPORT = 2048
 """vLLM's cap on the compact width (the batch's largest top_k is capped at this)."""
@@ -62,8 +66,11 @@ class SamplingMask:
     def to_csr(self) -> tuple[np.ndarray, np.ndarray]:
         """``(ids int32, offsets int64)``: row r's support is ``ids[offsets[r]:offsets[r+1]]``.
 
-        Rows wider than W are decoded from the bitmask, so every row is complete.
+        Rows wider than W are decoded from the bitmask, so every row is complete. On CUDA only
+        the counts and exactly the kept ids cross to the host (see `to_csr_async`).
         """
+        if self.counts.is_cuda:
+            return self.to_csr_async().wait()
         counts = self.counts.cpu().numpy()
         wide_rows = np.flatnonzero(counts > self.width)
         wide_packed = None
@@ -73,6 +80,16 @@ class SamplingMask:
         return csr.build_csr(
             counts, self.token_ids.cpu().numpy(), wide_rows, wide_packed, self.vocab_size
         )
+
+    def to_csr_async(self) -> PendingCSR:
+        """Start the host transfer on the current stream now; ``.wait()`` returns the CSR.
+
+        For serving loops: call right after the kernel, wait on the output thread, so the copies
+        overlap the next step's GPU work.
+        """
+        from masks.transfer import PendingCSR
+
+        return PendingCSR(self)
 
     def tolists(self) -> list[list[int]]:
         """One ascending list of kept ids per request (equal to the CSR rows)."""

@@ -41,13 +41,16 @@ def run_backend(backend: str) -> Runner:
 
 
 def check_case(run: Runner, case: Case, device: torch.device) -> None:
-    expected = reference(case.logits(), case.num_sampled_tokens(), case.width)
+    logits, num_sampled = case.logits(), case.num_sampled_tokens()
+    expected = reference(logits, num_sampled, case.width)
     out = poisoned(expected.num_reqs, expected.vocab_size, expected.width, device)
     actual = run(case.logits(device), case.num_sampled_tokens(device), case.width, out)
     assert actual is out
     assert_masks_equal(actual, expected)
-    contract = numpy_contract(case.logits(), case.num_sampled_tokens(), case.width)
-    assert_csr_equal(actual.to_csr(), (contract["csr_ids"], contract["csr_offsets"]))
+    contract = numpy_contract(logits, num_sampled, case.width)
+    expected_csr = (contract["csr_ids"], contract["csr_offsets"])
+    assert_csr_equal(actual.to_csr(), expected_csr)
+    assert_csr_equal(actual.to_csr_async().wait(), expected_csr)  # the CUDA host path
     offsets = contract["csr_offsets"]
     assert actual.tolists() == [
         contract["csr_ids"][offsets[r] : offsets[r + 1]].tolist() for r in range(len(offsets) - 1)

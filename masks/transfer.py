@@ -1,0 +1,106 @@
+"""The host step for CUDA results: only the bytes the answer needs cross to the host.
+
+1. Right after the kernel (same stream, no sync): exclusive offsets of the counts on the device,
+   a scatter of each row's compact ids into a CSR buffer, and an asynchronous copy of the counts
+   into pinned host memory.
+2. When the answer is wanted (`PendingCSR.wait`, typically on the worker's output thread): the
+   counts are read, rows wider than W are decoded from the bitmask *on the device* into their
+   CSR slots, and exactly ``total`` ids are copied to pinned host memory.
+
+The bitmask never crosses. Everything here is plain torch ops, so it runs on CPU tensors too
+(CI checks it there against the reference CSR); pinned buffers come from torch's caching host
+allocator, so a serving loop reuses them.
+"""
+
+from __future__ import annotations
+
+from contextlib import nullcontext
+
+import numpy as np
+import torch
+
+from masks.result import SamplingMask
+
+_BIT_SHIFTS = torch.arange(8, dtype=torch.uint8)
+
+
+def _host_buffer(like: torch.Tensor, numel: int) -> torch.Tensor:
+    return torch.empty(numel, dtype=like.dtype, pin_memory=like.is_cuda)
+
+
+def _exclusive_cumsum(lengths: torch.Tensor) -> torch.Tensor:
+    return torch.cumsum(lengths, dim=0) - lengths
+
+
+def _scatter_prefixes(
+    token_ids: torch.Tensor, lengths: torch.Tensor, starts: torch.Tensor, size: int
+) -> torch.Tensor:
+    """A ``[size]`` buffer holding ``token_ids[r, :lengths[r]]`` at ``starts[r]``, no sync."""
+    columns = torch.arange(token_ids.shape[1], dtype=torch.int64, device=token_ids.device)
+    destination = torch.where(
+        columns < lengths.unsqueeze(1), starts.unsqueeze(1) + columns, size
+    )  # everything past a row's length lands in the spill slot `size`
+    buffer = torch.empty(size + 1, dtype=torch.int32, device=token_ids.device)
+    buffer.scatter_(0, destination.reshape(-1), token_ids.reshape(-1))
+    return buffer[:size]
+
+
+class PendingCSR:
+    """A CSR transfer in flight; `wait()` completes it and returns ``(ids, offsets)``.
+
+    Created on the stream that produced the mask, right after it; `wait()` may run on another
+    thread.
+    """
+
+    def __init__(self, mask: SamplingMask) -> None:
+        self._mask = mask
+        counts = mask.counts.to(torch.int64)
+        fitting = counts.clamp(max=mask.width)
+        # The CSR of every row whose support fits in W, assembled before its size is known.
+        self._compact = _scatter_prefixes(
+            mask.token_ids, fitting, _exclusive_cumsum(fitting), mask.num_reqs * mask.width
+        )
+        self._counts = _host_buffer(mask.counts, mask.num_reqs)
+        self._counts.copy_(mask.counts, non_blocking=True)
+        self._stream = torch.cuda.current_stream(mask.device) if mask.counts.is_cuda else None
+        self._ready = None
+        if self._stream is not None:
+            self._ready = torch.cuda.Event()
+            self._ready.record(self._stream)
+
+    def wait(self) -> tuple[np.ndarray, np.ndarray]:
+        if self._ready is not None:
+            self._ready.synchronize()
+        counts = self._counts.numpy()
+        offsets = np.zeros(counts.shape[0] + 1, dtype=np.int64)
+        np.cumsum(counts, out=offsets[1:])
+        total = int(offsets[-1])
+        wide_rows = np.flatnonzero(counts > self._mask.width)
+        with torch.cuda.stream(self._stream) if self._stream is not None else nullcontext():
+            if wide_rows.size:
+                csr = self._csr_with_wide_rows(offsets, wide_rows)
+            else:
+                csr = self._compact[:total]
+            ids = _host_buffer(csr, total)
+            ids.copy_(csr, non_blocking=True)
+            if self._stream is not None:
+                self._stream.synchronize()
+        return ids.numpy(), offsets
+
+    def _csr_with_wide_rows(self, offsets: np.ndarray, wide_rows: np.ndarray) -> torch.Tensor:
+        """Rows wider than W are decoded from the bitmask on the mask's device."""
+        mask = self._mask
+        device = mask.device
+        total = int(offsets[-1])
+        starts = torch.from_numpy(offsets[:-1]).to(device, non_blocking=True)
+        wide = torch.from_numpy(wide_rows).to(device, non_blocking=True)
+        lengths = mask.counts.to(torch.int64).index_fill(0, wide, 0)
+        csr = torch.empty(total + 1, dtype=torch.int32, device=device)
+        csr[:total] = _scatter_prefixes(mask.token_ids, lengths, starts, total)
+
+        bits = (mask.packed_mask[wide].unsqueeze(2) >> _BIT_SHIFTS.to(device)) & 1
+        rows, columns = bits.reshape(wide.numel(), -1)[:, : mask.vocab_size].nonzero(as_tuple=True)
+        wide_counts = mask.counts[wide].to(torch.int64)
+        rank = torch.arange(rows.numel(), device=device) - _exclusive_cumsum(wide_counts)[rows]
+        csr[starts[wide][rows] + rank] = columns.to(torch.int32)
+        return csr[:total]
