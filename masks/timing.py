@@ -1,0 +1,170 @@
+"""Measurement primitives shared by `masks.compare` and the pytest-benchmark suite.
+
+Why they measure what they measure:
+
+- Device time: CUDA events around one call, each call preceded by an L2 flush (a write of at
+  least twice the L2 size, as ``triton.testing.do_bench`` does). The flush makes every call read
+  its logits from memory, as a serving step does, and the flush kernel keeps the GPU busy while
+  the host enqueues the call, so host dispatch never leaks into the event interval.
+- Host dispatch: back-to-back calls with no synchronisation in between, host wall clock per call.
+  A backend that synchronises or does heavy Python work per call shows up here, not above.
+- Medians (with p10/p90) over many repetitions; callers size the repetition counts from a
+  wall-clock budget (`reps_within`) so large shapes and slow backends stay affordable.
+- Copy ceiling: a large device-to-device copy measured in the same run with the same method,
+  so "percent of ceiling" compares like with like on the machine at hand.
+- On the CPU, device time is the wall clock of each call, with the same statistics.
+"""
+
+from __future__ import annotations
+
+import functools
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import torch
+
+Call = Callable[[], object]
+
+L2_FLUSH_MIN_BYTES = 256 << 20
+CUDA_COPY_BYTES = 1 << 30
+"""Half of the copy-ceiling traffic on CUDA (read + write 2 GiB): far beyond any cache."""
+CPU_COPY_BYTES = 64 << 20
+COPY_REPS = 20
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Per-call times of one measurement, in microseconds."""
+
+    median_us: float
+    p10_us: float
+    p90_us: float
+    samples: int
+
+
+@dataclass(frozen=True)
+class CopyCeiling:
+    """Bandwidth of a large same-device copy: the most any memory-bound kernel can reach."""
+
+    gbps: float
+    bytes_moved: int
+    """Bytes read plus bytes written per copy."""
+    median_us: float
+
+
+def summarize(seconds: Sequence[float]) -> Timing:
+    """Median and nearest-rank p10/p90 of per-call times given in seconds."""
+    ordered = sorted(seconds)
+    last = len(ordered) - 1
+
+    def quantile(q: float) -> float:
+        return ordered[round(q * last)] * 1e6
+
+    return Timing(statistics.median(ordered) * 1e6, quantile(0.1), quantile(0.9), len(ordered))
+
+
+def synchronize(device: torch.device) -> None:
+    """Wait for the device's queued work (nothing to wait for on the CPU)."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+@functools.cache
+def _l2_flush_buffer(device: torch.device) -> torch.Tensor:
+    l2_bytes = getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 0)
+    return torch.empty(max(L2_FLUSH_MIN_BYTES, 2 * l2_bytes) // 4, dtype=torch.int32, device=device)
+
+
+def _flush_l2(device: torch.device) -> None:
+    if device.type == "cuda":
+        _l2_flush_buffer(device).zero_()
+
+
+def seconds_per_call(call: Call, device: torch.device, calls: int = 3) -> float:
+    """Wall time of one L2-flushed, synchronised call: what one timed repetition costs."""
+    synchronize(device)
+    start = time.perf_counter()
+    for _ in range(calls):
+        _flush_l2(device)
+        call()
+        synchronize(device)
+    return (time.perf_counter() - start) / calls
+
+
+def reps_within(budget_s: float, seconds_each: float, low: int, high: int) -> int:
+    """How many repetitions of ``seconds_each`` fit in ``budget_s``, clamped to [low, high]."""
+    return max(low, min(high, int(budget_s / max(seconds_each, 1e-9))))
+
+
+def device_time(call: Call, device: torch.device, reps: int) -> Timing:
+    """Device time per call: CUDA events after an L2 flush, or wall clock on the CPU.
+
+    The caller warms ``call`` up first (compilation, caches).
+    """
+    if device.type != "cuda":
+        samples = []
+        for _ in range(reps):
+            start = time.perf_counter()
+            call()
+            samples.append(time.perf_counter() - start)
+        return summarize(samples)
+    with torch.cuda.device(device):
+        events = [
+            (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+            for _ in range(reps)
+        ]
+        for start, end in events:
+            _flush_l2(device)
+            start.record()
+            call()
+            end.record()
+        torch.cuda.synchronize(device)
+    return summarize([start.elapsed_time(end) * 1e-3 for start, end in events])
+
+
+def host_dispatch_time(
+    call: Call, device: torch.device, batches: int, calls_per_batch: int
+) -> Timing:
+    """Host wall clock per call of back-to-back calls (median over batches).
+
+    The queue is drained before each batch, so a batch measures enqueueing, not waiting for
+    earlier work; the caller keeps ``calls_per_batch`` well below the launch-queue depth.
+    """
+    samples = []
+    for _ in range(batches):
+        synchronize(device)
+        start = time.perf_counter()
+        for _ in range(calls_per_batch):
+            call()
+        samples.append((time.perf_counter() - start) / calls_per_batch)
+    synchronize(device)
+    return summarize(samples)
+
+
+def copy_ceiling(device: torch.device, nbytes: int | None = None) -> CopyCeiling:
+    """Measure ``dst.copy_(src)`` of a large buffer on ``device`` (bytes read + written / time)."""
+    if nbytes is None:
+        nbytes = CUDA_COPY_BYTES if device.type == "cuda" else CPU_COPY_BYTES
+    source = torch.ones(nbytes, dtype=torch.uint8, device=device)
+    destination = torch.empty_like(source)
+
+    def copy() -> None:
+        destination.copy_(source)
+
+    copy()
+    timing = device_time(copy, device, COPY_REPS)
+    moved = 2 * nbytes
+    return CopyCeiling(gbps(moved, timing.median_us), moved, timing.median_us)
+
+
+def minimal_bytes(num_reqs: int, vocab_size: int, width: int, itemsize: int) -> int:
+    """Traffic no implementation can avoid: logits read once, the three outputs written once."""
+    kept_width = min(width, vocab_size)
+    return num_reqs * (vocab_size * itemsize + kept_width * 4 + 4 + (vocab_size + 7) // 8)
+
+
+def gbps(nbytes: int, time_us: float) -> float:
+    """Bytes per microsecond, in GB/s."""
+    return nbytes / time_us / 1e3
