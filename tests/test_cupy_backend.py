@@ -1,0 +1,158 @@
+"""The CuPy backend: its CUDA C compiles cleanly with nvcc, it reports itself unavailable without
+a GPU, and (on a GPU) it is right on layouts, streams and concurrent first calls.
+
+Bit-for-bit agreement of every variant with the reference on the whole input space is the
+shared conformance suite's job; these tests cover what is specific to this backend.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+import torch
+
+import masks
+from masks.testing import assert_masks_equal, make_logits, reference
+
+cupy_backend = pytest.importorskip("masks.backends.cupy", reason="cupy is not installed")
+
+NVCC = shutil.which("nvcc") or next(
+    (str(p) for p in (Path("/usr/local/cuda/bin/nvcc"),) if p.exists()), None
+)
+needs_gpu = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc not found (PATH or /usr/local/cuda/bin)")
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_cu_compiles_with_nvcc_without_warnings_or_spills(arch: str, tmp_path: Path) -> None:
+    """Every kernel the backend can name, for every dtype, instantiated by taking its address."""
+    (tmp_path / "compact.cu").write_text(cupy_backend.source())
+    names = sorted(
+        {
+            name
+            for t in ("F32", "F16", "BF16", "F64")
+            for name in cupy_backend.kernel_names(t).values()
+        }
+    )
+    lines = [f"  out[{i}] = reinterpret_cast<const void*>(&{n});" for i, n in enumerate(names)]
+    wrapper = tmp_path / "instantiate.cu"
+    wrapper.write_text(
+        '#include "compact.cu"\n\nvoid masks_instantiate(const void** out) {\n'
+        + "\n".join(lines)
+        + "\n}\n"
+    )
+    command = [
+        NVCC, "-std=c++17", f"-arch={arch}", "-c", str(wrapper), "-o", str(tmp_path / "k.o"),
+        "-Werror", "all-warnings", "-Xcompiler", "-Wall,-Werror",
+        "-Xptxas", "-warn-spills,-warn-lmem-usage",
+    ]  # fmt: skip
+    result = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, f"{' '.join(command)}\n{result.stdout}\n{result.stderr}"
+
+
+def test_kernel_names_cover_both_load_paths() -> None:
+    names = cupy_backend.kernel_names("BF16")
+    assert names["fused:vec"] == f"compact_fused<BF16, true, {cupy_backend.FUSED_THREADS}>"
+    assert names["count:strided"].startswith("compact_split_count<BF16, false, ")
+    assert set(names) == {"rank", "count:vec", "count:strided", "fused:vec", "fused:strided"}
+    assert cupy_backend.VARIANTS == ("auto", "split", "fused")
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the no-GPU behaviour")
+def test_without_a_gpu_cupy_is_unavailable_with_a_reason() -> None:
+    for device in ("cpu", "cuda"):
+        assert "cupy" not in masks.available_backends(device)
+        assert masks.unavailable_reasons(device)["cupy"]
+    logits = make_logits(2, 40, supports=[3, 40], seed=1)
+    with pytest.raises(masks.BackendUnavailableError, match="cupy"):
+        masks.compact_sampling_mask(logits, backend="cupy")
+    with pytest.raises(masks.BackendUnavailableError, match="cupy"):
+        masks.compact_sampling_mask(logits, backend="cupy:fused")
+
+
+def test_unavailable_reason_names_cupys_runtime_error() -> None:
+    import cupy
+
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception as error:
+        reason = cupy_backend.unavailable_reason(torch.device("cuda", 0))
+        assert reason == f"CuPy sees no CUDA device: {error}"
+    else:
+        assert cupy_backend.unavailable_reason(torch.device("cuda", 0)) is None
+        assert "not cuda:" in cupy_backend.unavailable_reason(torch.device("cuda", count))
+
+
+def _layouts(logits: torch.Tensor) -> dict[str, torch.Tensor]:
+    """The same values as contiguous rows, a misaligned column slice, and a transposed view."""
+    num_reqs, vocab = logits.shape
+    padded = torch.full(
+        (num_reqs, vocab + 5), float("nan"), dtype=logits.dtype, device=logits.device
+    )
+    padded[:, 1 : vocab + 1] = logits
+    transposed = logits.t().contiguous().t()
+    return {
+        "contiguous": logits,
+        "column_slice": padded[:, 1 : vocab + 1],
+        "transposed": transposed,
+    }
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("variant", ["split", "fused"])
+def test_layouts_and_tiles_match_the_reference(dtype: torch.dtype, variant: str) -> None:
+    """Vector and strided loads, several tiles per row, counts above W, inactive rows."""
+    num_reqs, vocab = 5, 40_003
+    supports = [0, 17, 3_000, vocab, 40_000]
+    logits = make_logits(num_reqs, vocab, supports, dtype=dtype, seed=3, device="cuda", junk=True)
+    num_sampled = torch.tensor([1, 9, 1, 9, 0, 9, 2, 9, 1, 9], device="cuda")[::2]  # strided
+    for name, view in _layouts(logits).items():
+        for width in (0, 5, 2048):
+            expected = reference(view.cpu(), num_sampled.cpu(), width)
+            actual = masks.compact_sampling_mask(view, num_sampled, width, f"cupy:{variant}")
+            try:
+                assert_masks_equal(actual, expected)
+            except AssertionError as error:
+                raise AssertionError(f"{name}, W={width}: {error}") from None
+
+
+@needs_gpu
+def test_runs_on_torchs_current_stream() -> None:
+    """Inputs produced on a side stream, results read there: no hidden default-stream use."""
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        for variant in ("split", "fused"):
+            logits = make_logits(8, 151_936, 50, seed=5, device="cuda") * 1.0
+            actual = masks.compact_sampling_mask(logits, backend=f"cupy:{variant}")
+            expected = reference(logits.cpu())
+            stream.synchronize()
+            assert_masks_equal(actual, expected)
+
+
+@needs_gpu
+def test_concurrent_first_calls_compile_once() -> None:
+    logits = make_logits(3, 5_000, [1, 40, 5_000], dtype=torch.float16, seed=7, device="cuda")
+    expected = reference(logits.cpu(), None, 64)
+    masks.compact_sampling_mask(logits[:, :8], backend="cupy")  # the registry's probe, if not run
+    cupy_backend._kernels.clear()
+    errors: list[BaseException] = []
+
+    def call() -> None:
+        try:
+            assert_masks_equal(masks.compact_sampling_mask(logits, None, 64, "cupy"), expected)
+        except BaseException as error:
+            errors.append(error)
+
+    threads = [threading.Thread(target=call) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors[0]
+    assert list(cupy_backend._kernels) == [(logits.get_device(), torch.float16)]
