@@ -1,0 +1,442 @@
+"""Triton backend: the contract's kernels in Triton (also runs on CPU under ``TRITON_INTERPRET=1``).
+
+Why the design is what it is
+----------------------------
+The operation is memory bound: each logit is read once, one mask bit and at most ``W`` ids are
+written. Upstream vLLM (PR #54901, variant ``"rowwise"`` here, kept for comparison) runs one
+program per row and ranks kept ids with an element-level ``tl.cumsum`` over every block of the
+row. That scan dominates the instruction count, and one program per row leaves most of the GPU
+idle when there are few rows (R=1 uses one SM).
+
+The other two variants rank with word-level counts instead: a block of ``32 * NW`` columns is
+loaded as an ``[NW, 32]`` tile, the finiteness bits are summed (disjoint bits: an exact OR) into
+``NW`` int32 words, each word is popcounted (SWAR bit trick), only the ``NW`` word counts are
+prefix-summed, and the rank of the kept column at bit ``b`` of word ``w`` is
+``base + word_prefix[w] + popcount(word[w] & ((1 << b) - 1))``. Blocks that hold no kept id,
+and every block once ``W`` ids are written, skip ranking entirely. The mask bytes are the
+words' four bytes.
+
+* ``"split"`` (few rows): launch 1 has one program per (row, chunk of ``CHUNK`` columns): it
+  writes the chunk's mask bytes and its kept count into a ``tile_counts[R, C]`` scratch.
+  Launch 2 (same tiles) prefix-sums the row's tile counts, writes ``counts[r]`` (chunk 0), its
+  share of the ``-1`` padding, and, when its prefix is below ``W``, re-reads its *mask words*
+  (1/32 of the fp32 logit bytes) and writes its ranked ids. No program waits on another.
+* ``"fused"`` (many rows): one program per row loops over the row in blocks, writes the mask,
+  accumulates the count and ranks while the running count is below ``W``. One launch.
+* ``"auto"`` (default): ``fused`` once ``R >= _FUSED_MIN_ROWS_PER_SM * num_SMs``, else ``split``.
+
+Finiteness is decided on the bit pattern (exponent all ones means +-inf or NaN), through an
+integer view of the logits pointer, so every dtype behaves identically and the interpreter (no
+bf16 arithmetic) runs the same code. Row offsets are computed in int64 (``R * V`` may pass
+2**31), column offsets too (a transposed view has column stride R). Inactive rows
+(``num_sampled_tokens[r] <= 0``) write zero mask bytes, count 0 and ``-1`` ids without reading
+their logits (``rowwise`` reads them, as upstream does).
+
+Launches go through Triton's JIT launcher, which uses the current CUDA device's current torch
+stream (``torch._C._cuda_getCurrentRawStream``); ``compact`` makes the logits' device current
+first. There is no host synchronisation. Launches hold a module lock: Triton's JIT cache fills
+and the interpreter's global patching are not guaranteed thread safe, and an uncontended lock
+costs far less than a launch. Block sizes are tuning functions of the shape and device only;
+the kernels are the same on the GPU and in the interpreter.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+
+import torch
+import triton
+import triton.language as tl
+
+from masks.result import SamplingMask
+
+VARIANTS = ("auto", "split", "fused", "rowwise")
+
+# Integer view and exponent mask of each float dtype: a logit is kept iff (bits & EXP) != EXP.
+_BITS = {
+    torch.float32: (tl.int32, 0x7F800000, 4),
+    torch.float16: (tl.int16, 0x7C00, 2),
+    torch.bfloat16: (tl.int16, 0x7F80, 2),
+    torch.float64: (tl.int64, 0x7FF0000000000000, 8),
+}
+
+# --- tuning knobs: shape/device choices only, never a different kernel (defaults untuned) -----
+_CPU_SM_COUNT = 4
+"""Stand-in SM count for CPU tensors (the interpreter), so `auto` exercises both designs."""
+_FUSED_MIN_ROWS_PER_SM = 2
+"""`auto` picks `fused` once every SM gets this many rows, else `split`."""
+_SPLIT_TILES_PER_SM = 4
+"""`split` picks the largest CHUNK that still gives every SM this many tiles."""
+_SPLIT_MIN_CHUNK = 256
+_SPLIT_MAX_CHUNK = 8192
+_SPLIT_COLUMNS_PER_WARP = 256
+"""`split` num_warps = CHUNK / this, clamped to [1, 8]."""
+_FUSED_BLOCK_BYTES = 32768
+"""Logit bytes a `fused` program loads per loop iteration."""
+_FUSED_NUM_WARPS = 8
+_ROWWISE_BLOCK = 8192
+"""Upstream's BLOCK_SIZE (default num_warps, as upstream)."""
+_PAD_BLOCK = 1024
+_MAX_TILES_BLOCK = 1024
+
+_launch_lock = threading.Lock()
+_sm_counts: dict[int, int] = {}
+
+
+def unavailable_reason(device: torch.device) -> str | None:
+    if device.type == "cuda" and not torch.cuda.is_available():
+        return "torch sees no CUDA device"
+    return None
+
+
+# --- device helpers shared by the variants ---------------------------------------------------
+
+
+@triton.jit
+def _popcount(x):
+    """Set bits of each int32 (SWAR; plain integer ops, so it runs in the interpreter too)."""
+    x = x - ((x >> 1) & 0x55555555)
+    x = (x & 0x33333333) + ((x >> 2) & 0x33333333)
+    x = (x + (x >> 4)) & 0x0F0F0F0F
+    x = x + (x >> 8)
+    x = x + (x >> 16)
+    return x & 0x3F
+
+
+@triton.jit
+def _is_active(num_sampled_ptr, num_sampled_stride, row):
+    """Whether `row` is active (num_sampled_tokens[row] > 0; every row when the pointer is None)."""
+    if num_sampled_ptr is None:
+        return tl.full((), 1, tl.int1)
+    else:
+        return tl.load(num_sampled_ptr + row * num_sampled_stride) > 0
+
+
+@triton.jit
+def _kept(logits_ptr, row_offset, cols, col_stride, valid, INT: tl.constexpr, EXP: tl.constexpr):
+    """int32 1 where the logit at `cols` is finite (exponent not all ones) and `valid`, else 0."""
+    bits = tl.load(
+        logits_ptr.to(tl.pointer_type(INT)) + row_offset + cols.to(tl.int64) * col_stride,
+        mask=valid,
+        other=EXP,
+    )
+    return ((bits & EXP) != EXP).to(tl.int32)
+
+
+@triton.jit
+def _load_words(
+    logits_ptr,
+    row_offset,
+    col_stride,
+    start,
+    vocab_size,
+    active,
+    INT: tl.constexpr,
+    EXP: tl.constexpr,
+    NW: tl.constexpr,
+):
+    """Finiteness of columns [start, start + 32 * NW) packed into NW int32 words (bit = column).
+
+    An inactive row reads nothing and gives zero words. The load mask depends on `vocab_size`
+    only, so Triton can vectorise the load when vocab_size is divisible by 16.
+    """
+    words = tl.zeros((NW,), tl.int32)
+    if active:
+        bit = tl.arange(0, 32)[None, :]
+        cols = start + tl.arange(0, NW)[:, None] * 32 + bit
+        kept = _kept(logits_ptr, row_offset, cols, col_stride, cols < vocab_size, INT, EXP)
+        words = tl.sum(kept << bit, 1)  # distinct bits: the sum is the OR, exact in any width
+    return words
+
+
+@triton.jit
+def _store_mask_bytes(mask_row_ptr, start, words, vocab_size, NW: tl.constexpr):
+    """Write the 4 * NW mask bytes of columns [start, start + 32 * NW) from their words."""
+    byte = tl.arange(0, 4)[None, :]
+    index = start // 8 + tl.arange(0, NW)[:, None] * 4 + byte
+    values = ((words[:, None] >> (byte * 8)) & 0xFF).to(tl.uint8)
+    tl.store(mask_row_ptr + index, values, mask=index < tl.cdiv(vocab_size, 8))
+
+
+@triton.jit
+def _load_mask_words(mask_row_ptr, start, vocab_size, NW: tl.constexpr):
+    """Re-read the NW words of columns [start, start + 32 * NW) from the written mask bytes."""
+    byte = tl.arange(0, 4)[None, :]
+    index = start // 8 + tl.arange(0, NW)[:, None] * 4 + byte
+    values = tl.load(mask_row_ptr + index, mask=index < tl.cdiv(vocab_size, 8), other=0)
+    return tl.sum(values.to(tl.int32) << (byte * 8), 1)
+
+
+@triton.jit
+def _store_ranked_ids(ids_row_ptr, words, word_counts, base, start, width, NW: tl.constexpr):
+    """Write column start + 32 * w + b (bit b of word w set) to slot base + its rank, if < width.
+
+    Ranks come from an exclusive scan of the NW word counts plus an in-word popcount.
+    """
+    prefix = base + tl.cumsum(word_counts, 0) - word_counts
+    bit = tl.arange(0, 32)[None, :]
+    below = words[:, None] & ((1 << bit) - 1)
+    slot = prefix[:, None] + _popcount(below)
+    kept = ((words[:, None] >> bit) & 1) != 0
+    cols = start + tl.arange(0, NW)[:, None] * 32 + bit
+    tl.store(ids_row_ptr + slot, cols, mask=kept & (slot < width))
+
+
+@triton.jit
+def _fill_padding(ids_row_ptr, first_slot, lo, hi, PAD: tl.constexpr):
+    """Write -1 to the slots of [first_slot, first_slot + PAD) that lie in [lo, hi)."""
+    slot = first_slot + tl.arange(0, PAD)
+    tl.store(ids_row_ptr + slot, tl.full((PAD,), -1, tl.int32), mask=(slot >= lo) & (slot < hi))
+
+
+@triton.jit
+def _finish_row(ids_row_ptr, counts_ptr, row, count, width, PAD: tl.constexpr):
+    """Write counts[row] and the -1 padding slots [min(count, width), width) of one row."""
+    tl.store(counts_ptr + row, count)
+    lo = tl.minimum(count, width)
+    for first_slot in range(lo // PAD * PAD, width, PAD):
+        _fill_padding(ids_row_ptr, first_slot, lo, width, PAD)
+
+
+# --- kernels ----------------------------------------------------------------------------------
+
+
+@triton.jit
+def _split_count_kernel(
+    logits_ptr,
+    row_stride,
+    col_stride,
+    num_sampled_ptr,
+    num_sampled_stride,
+    mask_ptr,
+    tile_counts_ptr,
+    vocab_size,
+    num_chunks,
+    INT: tl.constexpr,
+    EXP: tl.constexpr,
+    CHUNK: tl.constexpr,
+):
+    """Split launch 1, per (row, chunk): the chunk's mask bytes and kept count."""
+    tile = tl.program_id(0)
+    row = (tile // num_chunks).to(tl.int64)
+    start = (tile % num_chunks) * CHUNK
+    active = _is_active(num_sampled_ptr, num_sampled_stride, row)
+    words = _load_words(
+        logits_ptr, row * row_stride, col_stride, start, vocab_size, active, INT, EXP, CHUNK // 32
+    )
+    _store_mask_bytes(
+        mask_ptr + row * tl.cdiv(vocab_size, 8), start, words, vocab_size, CHUNK // 32
+    )
+    tl.store(tile_counts_ptr + tile, tl.sum(_popcount(words), 0))
+
+
+@triton.jit
+def _split_ids_kernel(
+    mask_ptr,
+    tile_counts_ptr,
+    ids_ptr,
+    counts_ptr,
+    vocab_size,
+    width,
+    num_chunks,
+    CHUNK: tl.constexpr,
+    TILES_BLOCK: tl.constexpr,
+    PAD: tl.constexpr,
+):
+    """Split launch 2, per (row, chunk): row count, a share of the padding, the chunk's ids."""
+    tile = tl.program_id(0)
+    row = (tile // num_chunks).to(tl.int64)
+    chunk = tile % num_chunks
+    row_tiles = tile_counts_ptr + row * num_chunks
+    prefix = tl.zeros((), tl.int32)
+    total = tl.zeros((), tl.int32)
+    for first in range(0, num_chunks, TILES_BLOCK):
+        index = first + tl.arange(0, TILES_BLOCK)
+        tile_counts = tl.load(row_tiles + index, mask=index < num_chunks, other=0)
+        prefix += tl.sum(tl.where(index < chunk, tile_counts, 0), 0)
+        total += tl.sum(tile_counts, 0)
+    own = tl.load(row_tiles + chunk)
+    ids_row = ids_ptr + row * width
+    if chunk == 0:
+        tl.store(counts_ptr + row, total)
+    _fill_padding(ids_row, chunk * PAD, tl.minimum(total, width), width, PAD)
+    if (prefix < width) & (own > 0):
+        start = chunk * CHUNK
+        words = _load_mask_words(
+            mask_ptr + row * tl.cdiv(vocab_size, 8), start, vocab_size, CHUNK // 32
+        )
+        _store_ranked_ids(ids_row, words, _popcount(words), prefix, start, width, CHUNK // 32)
+
+
+@triton.jit
+def _fused_kernel(
+    logits_ptr,
+    row_stride,
+    col_stride,
+    num_sampled_ptr,
+    num_sampled_stride,
+    ids_ptr,
+    counts_ptr,
+    mask_ptr,
+    vocab_size,
+    width,
+    INT: tl.constexpr,
+    EXP: tl.constexpr,
+    BLOCK: tl.constexpr,
+    PAD: tl.constexpr,
+):
+    """One program per row: mask, count and (while fewer than `width` are written) ranked ids."""
+    row = tl.program_id(0).to(tl.int64)
+    active = _is_active(num_sampled_ptr, num_sampled_stride, row)
+    row_offset = row * row_stride
+    mask_row = mask_ptr + row * tl.cdiv(vocab_size, 8)
+    ids_row = ids_ptr + row * width
+    count = tl.zeros((), tl.int32)
+    for start in range(0, vocab_size, BLOCK):
+        words = _load_words(
+            logits_ptr, row_offset, col_stride, start, vocab_size, active, INT, EXP, BLOCK // 32
+        )
+        _store_mask_bytes(mask_row, start, words, vocab_size, BLOCK // 32)
+        word_counts = _popcount(words)
+        block_count = tl.sum(word_counts, 0)
+        if (count < width) & (block_count > 0):
+            _store_ranked_ids(ids_row, words, word_counts, count, start, width, BLOCK // 32)
+        count += block_count
+    _finish_row(ids_row, counts_ptr, row, count, width, PAD)
+
+
+@triton.jit
+def _rowwise_kernel(
+    logits_ptr,
+    row_stride,
+    col_stride,
+    num_sampled_ptr,
+    num_sampled_stride,
+    ids_ptr,
+    counts_ptr,
+    mask_ptr,
+    vocab_size,
+    width,
+    INT: tl.constexpr,
+    EXP: tl.constexpr,
+    BLOCK: tl.constexpr,
+    PAD: tl.constexpr,
+):
+    """Upstream vLLM's design (PR #54901): per row, per block, an element-level cumsum ranks ids.
+
+    Differences from upstream, all needed by the contract: finiteness on the bit pattern, int64
+    offsets, optional num_sampled_tokens, and the -1 padding after the count.
+    """
+    row = tl.program_id(0).to(tl.int64)
+    active = _is_active(num_sampled_ptr, num_sampled_stride, row)
+    ids_row = ids_ptr + row * width
+    mask_row = mask_ptr + row * tl.cdiv(vocab_size, 8)
+    count = tl.zeros((), tl.int32)
+    for start in range(0, vocab_size, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        keep = _kept(logits_ptr, row * row_stride, cols, col_stride, cols < vocab_size, INT, EXP)
+        keep = keep & active.to(tl.int32)
+        pos = count + tl.cumsum(keep, 0) - keep
+        tl.store(ids_row + pos, cols, mask=(keep != 0) & (pos < width))
+        count += tl.sum(keep, 0)
+        bits = tl.reshape(keep, (BLOCK // 8, 8)) << tl.arange(0, 8)[None, :]
+        byte_index = start // 8 + tl.arange(0, BLOCK // 8)
+        tl.store(
+            mask_row + byte_index,
+            tl.sum(bits, 1).to(tl.uint8),
+            mask=byte_index < tl.cdiv(vocab_size, 8),
+        )
+    _finish_row(ids_row, counts_ptr, row, count, width, PAD)
+
+
+# --- host side --------------------------------------------------------------------------------
+
+
+def _sm_count(device: torch.device) -> int:
+    """Number of SMs of a CUDA device (read once per device), or a fixed stand-in on the CPU."""
+    if device.type != "cuda":
+        return _CPU_SM_COUNT
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    count = _sm_counts.get(index)
+    if count is None:
+        count = _sm_counts.setdefault(
+            index, torch.cuda.get_device_properties(index).multi_processor_count
+        )
+    return count
+
+
+@functools.lru_cache(maxsize=1024)
+def _split_config(num_reqs: int, vocab_size: int, width: int, sm_count: int) -> tuple:
+    """(CHUNK, num_chunks, num_warps, TILES_BLOCK, PAD) of the split variant for this shape.
+
+    CHUNK is the largest power of two in [_SPLIT_MIN_CHUNK, _SPLIT_MAX_CHUNK] that still gives
+    every SM `_SPLIT_TILES_PER_SM` tiles; PAD makes num_chunks * PAD cover the width.
+    """
+    chunk = _SPLIT_MAX_CHUNK
+    target = _SPLIT_TILES_PER_SM * sm_count
+    while chunk > _SPLIT_MIN_CHUNK and num_reqs * triton.cdiv(vocab_size, chunk) < target:
+        chunk //= 2
+    num_chunks = triton.cdiv(vocab_size, chunk)
+    num_warps = max(1, min(8, chunk // _SPLIT_COLUMNS_PER_WARP))
+    tiles_block = min(triton.next_power_of_2(num_chunks), _MAX_TILES_BLOCK)
+    pad = triton.next_power_of_2(max(1, triton.cdiv(width, num_chunks)))
+    return chunk, num_chunks, num_warps, tiles_block, pad
+
+
+def _auto_variant(num_reqs: int, device: torch.device) -> str:
+    """`fused` once every SM gets `_FUSED_MIN_ROWS_PER_SM` rows, else `split`."""
+    return "fused" if num_reqs >= _FUSED_MIN_ROWS_PER_SM * _sm_count(device) else "split"
+
+
+def compact(
+    logits: torch.Tensor,
+    num_sampled_tokens: torch.Tensor | None,
+    out: SamplingMask,
+    variant: str = VARIANTS[0],
+) -> None:
+    device = logits.device
+    if device.type == "cuda" and device.index != torch.cuda.current_device():
+        with torch.cuda.device(device):  # Triton launches on the *current* device
+            compact(logits, num_sampled_tokens, out, variant)
+        return
+    num_reqs, vocab_size = logits.shape
+    width = out.token_ids.shape[1]
+    int_type, exponent, itemsize = _BITS[logits.dtype]
+    row_stride, col_stride = logits.stride()
+    num_sampled_stride = 0 if num_sampled_tokens is None else num_sampled_tokens.stride(0)
+    if variant == "auto":
+        variant = _auto_variant(num_reqs, device)
+    with _launch_lock:
+        if variant == "split":
+            chunk, num_chunks, num_warps, tiles_block, pad = _split_config(
+                num_reqs, vocab_size, width, _sm_count(device)
+            )
+            tile_counts = torch.empty(num_reqs * num_chunks, dtype=torch.int32, device=device)
+            grid = (num_reqs * num_chunks,)
+            _split_count_kernel[grid](
+                logits, row_stride, col_stride, num_sampled_tokens, num_sampled_stride,
+                out.packed_mask, tile_counts, vocab_size, num_chunks,
+                INT=int_type, EXP=exponent, CHUNK=chunk, num_warps=num_warps,
+            )  # fmt: skip
+            _split_ids_kernel[grid](
+                out.packed_mask, tile_counts, out.token_ids, out.counts, vocab_size, width,
+                num_chunks, CHUNK=chunk, TILES_BLOCK=tiles_block, PAD=pad, num_warps=num_warps,
+            )  # fmt: skip
+        elif variant == "fused":
+            _fused_kernel[(num_reqs,)](
+                logits, row_stride, col_stride, num_sampled_tokens, num_sampled_stride,
+                out.token_ids, out.counts, out.packed_mask, vocab_size, width,
+                INT=int_type, EXP=exponent, BLOCK=_FUSED_BLOCK_BYTES // itemsize, PAD=_PAD_BLOCK,
+                num_warps=_FUSED_NUM_WARPS,
+            )  # fmt: skip
+        elif variant == "rowwise":
+            _rowwise_kernel[(num_reqs,)](
+                logits, row_stride, col_stride, num_sampled_tokens, num_sampled_stride,
+                out.token_ids, out.counts, out.packed_mask, vocab_size, width,
+                INT=int_type, EXP=exponent, BLOCK=_ROWWISE_BLOCK, PAD=_PAD_BLOCK,
+            )  # fmt: skip
+        else:  # the registry validates names; direct callers get a clear error
+            raise ValueError(
+                f"triton variant must be one of {', '.join(VARIANTS)}, got {variant!r}"
+            )
