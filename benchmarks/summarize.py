@@ -1,0 +1,97 @@
+"""Markdown summary of a `masks compare` results JSON against the project's H200 targets.
+
+Run: ``python benchmarks/summarize.py benchmarks/results/<gpu>-<date>/compare.json``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import defaultdict
+from pathlib import Path
+
+LARGE_BATCH = 256
+SMALL_BATCHES = (1, 4, 16)
+SMALL_VOCAB = 151_936
+TARGETS = {  # backend family: (min % of copy ceiling at R >= 256, max device us, max dispatch us)
+    "triton": (80.0, 12.0, 25.0),
+    "cupy": (80.0, 12.0, 20.0),
+    "numba": (80.0, 15.0, 25.0),
+}
+
+
+def _fmt(value: float | None, spec: str = ".1f") -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def summarize(report: dict) -> str:
+    timed = [r for r in report["results"] if r["status"] == "ok" and not r["emulated"]]
+    env = report["environment"]
+    ceiling = report["copy_ceiling"]
+    lines = [
+        f"Device: {env.get('device_name')}; copy ceiling {ceiling['gbps']:.0f} GB/s "
+        f"(read + write, measured in the same run); commit {env.get('git_commit')}; "
+        f"{env.get('date')}.",
+        "",
+        "| backend | min % ceiling, R>=256 fp32 (sparse/dense/full) | same, bf16 "
+        "| device us R=1/4/16 (V=151936 fp32, dense) | dispatch us R=1 | targets met |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    by_backend: dict[str, list[dict]] = defaultdict(list)
+    for result in timed:
+        by_backend[result["backend"]].append(result)
+    failed = {r["backend"] for r in report["results"] if r["status"] in ("mismatch", "error")}
+    for backend, results in by_backend.items():
+        large = defaultdict(list)
+        for r in results:
+            if r["num_reqs"] >= LARGE_BATCH:
+                large[(r["dtype"], r["support"])].append(r["pct_of_ceiling"])
+        mins = {key: min(values) for key, values in large.items()}
+
+        def row(dtype: str, mins: dict = mins) -> str:
+            return "/".join(_fmt(mins.get((dtype, s)), ".0f") for s in ("sparse", "dense", "full"))
+
+        small = {
+            r["num_reqs"]: r["device_time_us"]
+            for r in results
+            if r["vocab_size"] == SMALL_VOCAB
+            and r["dtype"] == "float32"
+            and r["support"] == "dense"
+            and r["num_reqs"] in SMALL_BATCHES
+        }
+        dispatch = [
+            r["dispatch_us"]
+            for r in results
+            if r["num_reqs"] == 1 and r["vocab_size"] == SMALL_VOCAB and r["dtype"] == "float32"
+        ]
+        target = TARGETS.get(backend.split(":")[0]) if ":" not in backend else None
+        met = "-"
+        if target is not None and mins and small and dispatch:
+            met = (
+                "yes"
+                if (
+                    min(mins.values()) >= target[0]
+                    and max(small.values()) <= target[1]
+                    and min(dispatch) <= target[2]
+                    and backend not in failed
+                )
+                else "no"
+            )
+        lines.append(
+            f"| {backend} | {row('float32')} | {row('bfloat16')} | "
+            + "/".join(_fmt(small.get(n)) for n in SMALL_BATCHES)
+            + f" | {_fmt(min(dispatch) if dispatch else None)} | {met} |"
+        )
+    if failed:
+        lines += ["", f"Failed the conformance gate: {', '.join(sorted(failed))}."]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("results", type=Path)
+    print(summarize(json.loads(parser.parse_args().results.read_text())))
+
+
+if __name__ == "__main__":
+    main()
