@@ -7,13 +7,14 @@ concurrent first calls. They run on CUDA, or on the CPU under ``TRITON_INTERPRET
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 
 import pytest
 import torch
 
-from masks import compact_sampling_mask
+from masks import SamplingMask, compact_sampling_mask
 from masks.testing import assert_masks_equal, make_logits, reference
 
 pytest.importorskip("triton")
@@ -44,7 +45,7 @@ def test_split_config_covers_the_row(sm_count, num_reqs, vocab_size, width):
 
 
 def test_auto_picks_split_for_few_rows_and_fused_for_many():
-    rows = backend._FUSED_MIN_ROWS_PER_SM * backend._sm_count(DEVICE)
+    rows = backend._fused_min_rows(DEVICE)
     assert backend._auto_variant(1, DEVICE) == "split"
     assert backend._auto_variant(rows - 1, DEVICE) == "split"
     assert backend._auto_variant(rows, DEVICE) == "fused"
@@ -94,3 +95,22 @@ def test_concurrent_first_calls():
     for thread in threads:
         thread.join()
     assert not errors, errors[0]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("offset", [0, 1])
+def test_mask_words_and_bytes(variant, offset):
+    """Mask rows of a multiple of 4 bytes use int32 word access unless the buffer is misaligned."""
+    logits = make_logits(
+        6, 4_096 + 32, (0, 1, 40, 4_128, 2_000, 7), seed=4, junk=True, device=DEVICE
+    )
+    expected = reference(logits.cpu(), None, 64)
+    out = SamplingMask.empty(6, logits.shape[1], 64, device=DEVICE)
+    buffer = torch.full((out.packed_mask.numel() + 4,), 0xAB, dtype=torch.uint8, device=DEVICE)
+    mask = buffer[offset : offset + out.packed_mask.numel()].view(out.packed_mask.shape)
+    out = dataclasses.replace(out, packed_mask=mask)
+    compact_sampling_mask(logits, None, 64, backend=f"triton:{variant}", out=out)
+    assert_masks_equal(out, expected)
+    assert (buffer[:offset] == 0xAB).all() and (
+        buffer[offset + out.packed_mask.numel() :] == 0xAB
+    ).all()

@@ -4,13 +4,12 @@
 // with warnings as errors; so this file includes nothing and uses only built-in CUDA types and
 // intrinsics.
 //
-// Layout shared by every kernel: a block of kThreads threads walks a row in *segments* of
-// kThreads * 8 columns; thread t owns the 8 consecutive columns 8t..8t+7 of a segment, i.e.
-// exactly one byte of the packed mask (bit j = column 8t + j), so mask stores are one
-// coalesced byte per thread. Kept ids are ranked with warp votes: the per-thread counts
-// (popcount of the byte, <= 8) are scanned bit plane by bit plane with __ballot_sync + __popc,
-// the per-warp sums through shared memory, and a thread writes ranked ids < W for its set bits.
-// All address arithmetic is 64-bit.
+// Layout shared by every kernel: a row is cut into warp segments of 256 columns (32 mask bytes);
+// lane l owns mask byte l of a segment (columns 8l..8l+7: one or two 16-byte loads, or four for
+// fp64), so mask stores are one coalesced byte per lane. A warp streams a contiguous range of
+// segments with no barrier (pass 1: mask bytes + lane counts), the warp counts are combined once,
+// and the warp ranks its range from the mask words it wrote (pass 2: popcount per 32-bit word, a
+// shuffle scan, then only the set bits, stopping at W). All address arithmetic is 64-bit.
 
 // ---- Dtypes: logits are read as raw bits; "kept" means the exponent is not all ones. --------
 
@@ -19,6 +18,7 @@ struct FloatBits {
   typedef B Bits;
   static constexpr Bits kExp = kExponent;  // exponent all ones: +-inf or NaN (not kept)
   static constexpr int kVecs = sizeof(B) / 2;  // 16-byte vectors per 8 elements
+  static constexpr int kUnroll = 8 / kVecs;     // warp segments per pass-1 group (8 vectors)
 };
 struct F32 : FloatBits<unsigned int, 0x7F800000u> {};
 struct F16 : FloatBits<unsigned short, 0x7C00u> {};
@@ -101,51 +101,6 @@ __device__ __forceinline__ void load8(uint4 (&q)[T::kVecs], const typename T::Bi
   }
 }
 
-// ---- Block-wide helpers (every thread of the block must call them) ---------------------------
-
-// Exclusive prefix sum over the block of values < 2**kPlanes, by warp votes: bit plane b of the
-// lanes below contributes popc(ballot & lanes_below) << b. Sets *total to the block's sum.
-// warp_sums[kThreads/32] must not be read by another call until every thread has passed a
-// later barrier (callers alternate two buffers).
-template <int kThreads, int kPlanes>
-__device__ __forceinline__ unsigned block_exclusive_sum(unsigned value, unsigned* warp_sums,
-                                                        unsigned* total) {
-  const unsigned lane = threadIdx.x & 31u;
-  const unsigned warp = threadIdx.x >> 5;
-  const unsigned lanes_below = (1u << lane) - 1u;
-  unsigned below = 0u, warp_total = 0u;
-#pragma unroll
-  for (int b = 0; b < kPlanes; ++b) {
-    const unsigned vote = __ballot_sync(0xFFFFFFFFu, (value >> b) & 1u);
-    below += static_cast<unsigned>(__popc(vote & lanes_below)) << b;
-    warp_total += static_cast<unsigned>(__popc(vote)) << b;
-  }
-  if (lane == 0u) warp_sums[warp] = warp_total;
-  __syncthreads();
-  unsigned before = 0u, sum = 0u;
-#pragma unroll
-  for (unsigned w = 0; w < kThreads / 32; ++w) {
-    const unsigned s = warp_sums[w];
-    before += w < warp ? s : 0u;
-    sum += s;
-  }
-  *total = sum;
-  return before + below;
-}
-
-// Sum over the block; warp_sums[kThreads/32] is used once per call site.
-template <int kThreads>
-__device__ __forceinline__ unsigned block_sum(unsigned value, unsigned* warp_sums) {
-#pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1) value += __shfl_xor_sync(0xFFFFFFFFu, value, offset);
-  if ((threadIdx.x & 31u) == 0u) warp_sums[threadIdx.x >> 5] = value;
-  __syncthreads();
-  unsigned sum = 0u;
-#pragma unroll
-  for (int w = 0; w < kThreads / 32; ++w) sum += warp_sums[w];
-  return sum;
-}
-
 // Writes the ids of the set bits of `bits` (column col + bit) to slots rank, rank + 1, ... < width.
 __device__ __forceinline__ void emit_ids(unsigned bits, unsigned rank, long long col,
                                          unsigned width, int* row_ids) {
@@ -161,9 +116,10 @@ __device__ __forceinline__ void fill_ids(int* row_ids, long long begin, long lon
   for (long long j = begin + threadIdx.x; j < end; j += kThreads) row_ids[j] = -1;
 }
 
-template <int kThreads>
-__device__ __forceinline__ void zero_bytes(unsigned char* bytes, long long begin, long long end) {
-  for (long long b = begin + threadIdx.x; b < end; b += kThreads) bytes[b] = 0;
+// Zeroes bytes [begin, end), bytes begin + first, + first + step, ... by this thread.
+__device__ __forceinline__ void zero_bytes(unsigned char* bytes, long long begin, long long end,
+                                           unsigned first, unsigned step) {
+  for (long long b = begin + first; b < end; b += step) bytes[b] = 0;
 }
 
 __device__ __forceinline__ bool row_active(const void* num_sampled, long long num_sampled_is_64,
@@ -175,87 +131,184 @@ __device__ __forceinline__ bool row_active(const void* num_sampled, long long nu
   return static_cast<const int*>(num_sampled)[row * num_sampled_stride] > 0;
 }
 
-// Writes the mask bytes of segments [seg, seg_end) of a row; returns this thread's number of
-// kept columns. The next segment's loads are issued before the current one is tested.
-template <class T, bool kVec, int kThreads>
-__device__ __forceinline__ unsigned mask_segments(const typename T::Bits* row_logits,
-                                                  long long col_stride, long long num_cols,
-                                                  unsigned char* row_mask, long long seg,
-                                                  long long seg_end) {
-  constexpr long long kSegment = kThreads * 8LL;
+
+// ---- Warp-level passes -----------------------------------------------------------------------
+// A row is cut into *warp segments* of kSegCols = 256 columns (32 mask bytes); lane l of a warp
+// owns byte l of a segment (columns 8l..8l+7). A warp streams a contiguous range of segments
+// (a *unit*) and ranks the same range afterwards, so the only cross-warp information a unit
+// needs is the number of kept ids before it.
+
+constexpr long long kSegCols = 256;
+constexpr unsigned kFullMask = 0xFFFFFFFFu;
+
+// Resident blocks per SM asked of the register allocator: half the SM's 2048 threads (64
+// registers a thread), enough with 128 bytes of loads in flight per thread.
+constexpr int min_blocks(int threads) { return threads >= 1024 ? 1 : 1024 / threads; }
+
+// Pass 1: writes the mask bytes of segments [seg, seg_end) of a row and returns this lane's
+// kept count. No barrier and no cross-lane traffic. Whole groups of kUnroll in-bounds segments
+// (8 16-byte loads per lane, issued before any is tested) go through the vector loop; the rest
+// (the row's end, a unit shorter than a group, strided rows) one segment at a time, with the
+// next segment's loads issued before the current one is tested.
+template <class T, bool kVec>
+__device__ __forceinline__ unsigned stream_mask(const typename T::Bits* row_logits,
+                                                long long col_stride, long long num_cols,
+                                                unsigned char* row_mask, long long seg,
+                                                long long seg_end) {
+  constexpr int kUnroll = T::kUnroll;
+  constexpr int kSegVecs = kSegCols * sizeof(typename T::Bits) / 16;  // 16-byte vectors
+  const unsigned lane = threadIdx.x & 31u;
+  const long long lane_col = lane * 8LL;
   unsigned kept = 0u;
+  if constexpr (kVec) {
+    const long long full_segs = min_ll(seg_end, num_cols / kSegCols);
+    for (; seg + kUnroll <= full_segs; seg += kUnroll) {
+      const uint4* p = reinterpret_cast<const uint4*>(row_logits + seg * kSegCols + lane_col);
+      uint4 q[kUnroll][T::kVecs];
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+#pragma unroll
+        for (int i = 0; i < T::kVecs; ++i) q[u][i] = __ldcs(p + u * kSegVecs + i);
+      }
+      unsigned char* m = row_mask + seg * 32 + lane;
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        const unsigned bits = kept_byte<T>(q[u]);
+        m[32 * u] = static_cast<unsigned char>(bits);
+        kept += static_cast<unsigned>(__popc(bits));
+      }
+    }
+  }
   if (seg >= seg_end) return kept;
-  long long col = seg * kSegment + threadIdx.x * 8LL;
+  long long col = seg * kSegCols + lane_col;
   uint4 cur[T::kVecs];
   load8<T, kVec>(cur, row_logits, col, num_cols, col_stride);
-  for (; seg < seg_end; ++seg, col += kSegment) {
+  for (; seg < seg_end; ++seg, col += kSegCols) {
     uint4 next[T::kVecs] = {};
-    if (seg + 1 < seg_end) load8<T, kVec>(next, row_logits, col + kSegment, num_cols, col_stride);
-    const unsigned bits = kept_byte<T>(cur);
-    if (col < num_cols) row_mask[col >> 3] = static_cast<unsigned char>(bits);
-    kept += static_cast<unsigned>(__popc(bits));
+    if (seg + 1 < seg_end) load8<T, kVec>(next, row_logits, col + kSegCols, num_cols, col_stride);
+    if (col < num_cols) {
+      const unsigned bits = kept_byte<T>(cur);
+      row_mask[col >> 3] = static_cast<unsigned char>(bits);
+      kept += static_cast<unsigned>(__popc(bits));
+    }
 #pragma unroll
     for (int i = 0; i < T::kVecs; ++i) cur[i] = next[i];
   }
   return kept;
 }
 
+// Mask bytes [b, b + 4) of a row as a little-endian word; bytes at or after `end` read as 0.
+__device__ __forceinline__ unsigned mask_word(const unsigned char* row_mask, long long b,
+                                              long long end) {
+  if (b + 4 <= end && (reinterpret_cast<unsigned long long>(row_mask + b) & 3u) == 0u) {
+    return *reinterpret_cast<const unsigned*>(row_mask + b);
+  }
+  unsigned word = 0u;
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    if (b + k < end) word |= static_cast<unsigned>(row_mask[b + k]) << (8 * k);
+  }
+  return word;
+}
+
+// Pass 2 (whole warp): writes the ids of the kept columns of mask bytes [begin, end) of a row
+// (begin a multiple of 4), the first of them having rank `ranked`, into slots < width. Work is
+// proportional to words + set bits: each lane takes one 32-bit word per round, a shuffle scan of
+// the word popcounts gives its rank, and only set bits are visited. Stops once ranks reach W.
+__device__ __forceinline__ void rank_mask(const unsigned char* row_mask, long long begin,
+                                          long long end, unsigned ranked, unsigned width,
+                                          int* row_ids) {
+  const unsigned lane = threadIdx.x & 31u;
+  for (long long b = begin; b < end && ranked < width; b += 128) {
+    const long long mine = b + 4 * lane;
+    const unsigned word = mine < end ? mask_word(row_mask, mine, end) : 0u;
+    const unsigned count = static_cast<unsigned>(__popc(word));
+    unsigned inclusive = count;
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+      const unsigned v = __shfl_up_sync(kFullMask, inclusive, d);
+      if (lane >= static_cast<unsigned>(d)) inclusive += v;
+    }
+    emit_ids(word, ranked + inclusive - count, mine * 8, width, row_ids);
+    ranked += __shfl_sync(kFullMask, inclusive, 31);
+  }
+}
+
+// Segments [begin, end) of unit `unit` (units of segs_per_unit segments; clipped to the row).
+__device__ __forceinline__ void unit_segments(long long unit, long long segs_per_unit,
+                                              long long num_segs, long long* begin,
+                                              long long* end) {
+  *begin = min_ll(unit * segs_per_unit, num_segs);
+  *end = min_ll(*begin + segs_per_unit, num_segs);
+}
+
 // ---- Kernels ---------------------------------------------------------------------------------
 // Outputs are contiguous: mask [R, ceil(V/8)] bytes, ids [R, width] int32, counts [R] int32.
 // Every scalar parameter is 64-bit (CuPy passes Python ints as 64-bit values).
 
-// split, launch 1: one block per tile (row, segs_per_tile segments); grid = R * tiles_per_row.
-// Writes the tile's mask bytes and its kept count to tile_counts[row * tiles_per_row + tile].
+// split, launch 1: tiles of kThreads / 32 units of segs_per_unit segments; grid = R * tiles_per_row.
+// Each warp writes its unit's mask bytes and kept count to
+// unit_counts[row * units_per_row + unit] (units_per_row = tiles_per_row * warps). No barrier.
 template <class T, bool kVec, int kThreads>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, min_blocks(kThreads))
     compact_split_count(const typename T::Bits* logits, long long row_stride, long long col_stride,
                         long long num_cols, const void* num_sampled, long long num_sampled_is_64,
                         long long num_sampled_stride, unsigned char* mask,
-                        unsigned* tile_counts, long long tiles_per_row, long long segs_per_tile) {
-  __shared__ unsigned sum_scratch[kThreads / 32];
-  constexpr long long kSegment = kThreads * 8LL;
-  const long long tile = blockIdx.x;
-  const long long row = tile / tiles_per_row;
-  const long long num_segs = (num_cols + kSegment - 1) / kSegment;
-  const long long seg_begin = (tile - row * tiles_per_row) * segs_per_tile;
-  const long long seg_end = min_ll(seg_begin + segs_per_tile, num_segs);
+                        unsigned* unit_counts, long long tiles_per_row, long long segs_per_unit) {
+  constexpr long long kWarps = kThreads / 32;
+  const long long row = blockIdx.x / tiles_per_row;
+  const long long unit_index = blockIdx.x * kWarps + (threadIdx.x >> 5);  // global unit
+  const long long unit = unit_index - row * tiles_per_row * kWarps;
+  const long long num_segs = (num_cols + kSegCols - 1) / kSegCols;
+  long long seg_begin, seg_end;
+  unit_segments(unit, segs_per_unit, num_segs, &seg_begin, &seg_end);
   const long long mask_bytes = (num_cols + 7) >> 3;
   unsigned char* row_mask = mask + row * mask_bytes;
-  if (!row_active(num_sampled, num_sampled_is_64, num_sampled_stride, row)) {
-    zero_bytes<kThreads>(row_mask, seg_begin * kThreads, min_ll(seg_end * kThreads, mask_bytes));
-    if (threadIdx.x == 0) tile_counts[tile] = 0u;
-    return;
+  unsigned kept = 0u;
+  if (row_active(num_sampled, num_sampled_is_64, num_sampled_stride, row)) {
+    kept = stream_mask<T, kVec>(logits + row * row_stride, col_stride, num_cols, row_mask,
+                                seg_begin, seg_end);
+  } else {
+    zero_bytes(row_mask, seg_begin * 32, min_ll(seg_end * 32, mask_bytes), threadIdx.x & 31u, 32u);
   }
-  const unsigned kept = mask_segments<T, kVec, kThreads>(
-      logits + row * row_stride, col_stride, num_cols, row_mask, seg_begin, seg_end);
-  const unsigned tile_kept = block_sum<kThreads>(kept, sum_scratch);
-  if (threadIdx.x == 0) tile_counts[tile] = tile_kept;
+  kept = __reduce_add_sync(kFullMask, kept);
+  if ((threadIdx.x & 31u) == 0u) unit_counts[unit_index] = kept;
 }
 
-// split, launch 2: same grid. From the row's tile counts: the tile's exclusive prefix and the
-// row total; tile 0 writes counts[row]; each tile writes its share of the -1 padding slots
-// [min(total, W), W); a tile whose prefix is < W ranks its kept ids from its mask bytes (1/32
-// of the logits' bits), tile_bytes = segs_per_tile * (threads of launch 1) bytes per tile.
+// split, launch 2: same grid and block. From the row's unit counts: each warp's prefix and the
+// row total (one barrier); tile 0 writes counts[row]; each tile writes its share of the -1
+// padding slots [min(total, W), W); a warp whose prefix is < W ranks its unit from the mask
+// words (1/32 of the logits' bits) with rank_mask.
 template <int kThreads>
-__global__ void __launch_bounds__(kThreads)
-    compact_split_rank(const unsigned char* mask, long long num_cols, const unsigned* tile_counts,
-                       long long tiles_per_row, long long tile_bytes, int* ids, long long width,
-                       int* counts) {
-  __shared__ unsigned scan_scratch[2][kThreads / 32];
-  __shared__ unsigned before_scratch[kThreads / 32];
-  __shared__ unsigned total_scratch[kThreads / 32];
-  const long long tile = blockIdx.x;
-  const long long row = tile / tiles_per_row;
-  const long long t = tile - row * tiles_per_row;
-  const unsigned* row_counts = tile_counts + row * tiles_per_row;
+__global__ void __launch_bounds__(kThreads, min_blocks(kThreads))
+    compact_split_rank(const unsigned char* mask, long long num_cols, const unsigned* unit_counts,
+                       long long tiles_per_row, long long segs_per_unit, int* ids,
+                       long long width, int* counts) {
+  constexpr unsigned kWarps = kThreads / 32;
+  __shared__ unsigned sums[2][kWarps];
+  const unsigned lane = threadIdx.x & 31u;
+  const unsigned warp = threadIdx.x >> 5;
+  const long long row = blockIdx.x / tiles_per_row;
+  const long long t = blockIdx.x - row * tiles_per_row;
+  const long long units_per_row = tiles_per_row * kWarps;
+  const unsigned* row_counts = unit_counts + row * units_per_row;
+  const long long first = t * kWarps;  // the tile's first unit
   unsigned before = 0u, total = 0u;
-  for (long long i = threadIdx.x; i < tiles_per_row; i += kThreads) {
+  for (long long i = threadIdx.x; i < units_per_row; i += kThreads) {
     const unsigned c = row_counts[i];
     total += c;
-    before += i < t ? c : 0u;
+    before += i < first ? c : 0u;
   }
-  before = block_sum<kThreads>(before, before_scratch);
-  total = block_sum<kThreads>(total, total_scratch);
+  before = __reduce_add_sync(kFullMask, before);
+  total = __reduce_add_sync(kFullMask, total);
+  if (lane == 0u) {
+    sums[0][warp] = before;
+    sums[1][warp] = total;
+  }
+  __syncthreads();
+  const unsigned in_tile = lane < warp ? row_counts[first + lane] : 0u;
+  before = __reduce_add_sync(kFullMask, (lane < kWarps ? sums[0][lane] : 0u) + in_tile);
+  total = __reduce_add_sync(kFullMask, lane < kWarps ? sums[1][lane] : 0u);
   if (t == 0 && threadIdx.x == 0) counts[row] = static_cast<int>(total);
 
   const unsigned w = static_cast<unsigned>(width);
@@ -264,75 +317,56 @@ __global__ void __launch_bounds__(kThreads)
   const long long slot_begin = t * share;
   fill_ids<kThreads>(row_ids, max_ll(slot_begin, total < w ? total : w),
                      min_ll(slot_begin + share, width));
-  if (before >= w || row_counts[t] == 0u) return;
-
+  if (before >= w || row_counts[first + warp] == 0u) return;
+  const long long num_segs = (num_cols + kSegCols - 1) / kSegCols;
   const long long mask_bytes = (num_cols + 7) >> 3;
-  const unsigned char* row_mask = mask + row * mask_bytes;
-  const long long byte_end = min_ll((t + 1) * tile_bytes, mask_bytes);
-  unsigned ranked = before;
-  int parity = 0;
-  for (long long b0 = t * tile_bytes; b0 < byte_end && ranked < w; b0 += kThreads) {
-    const long long b = b0 + threadIdx.x;
-    const unsigned bits = b < byte_end ? row_mask[b] : 0u;
-    unsigned round_kept;
-    const unsigned rank = block_exclusive_sum<kThreads, 4>(
-        static_cast<unsigned>(__popc(bits)), scan_scratch[parity], &round_kept);
-    emit_ids(bits, ranked + rank, b * 8, w, row_ids);
-    ranked += round_kept;
-    parity ^= 1;
-  }
+  long long seg_begin, seg_end;
+  unit_segments(first + warp, segs_per_unit, num_segs, &seg_begin, &seg_end);
+  rank_mask(mask + row * mask_bytes, seg_begin * 32, min_ll(seg_end * 32, mask_bytes), before, w,
+            row_ids);
 }
 
-// fused: one block per row (grid = R). Ranks segment by segment while fewer than W ids are
-// ranked, then only writes mask bytes and counts; one launch.
+// fused: one block per row (grid = R); warp k streams the k-th of kThreads / 32 ranges of the
+// row (equal, rounded up to whole kUnroll groups so that only the row's end takes the
+// one-segment path; pass 1, no barrier), then one barrier exchanges the warp counts, and each warp ranks
+// its own range while its prefix is < W (pass 2, from the mask bytes it has just written).
 template <class T, bool kVec, int kThreads>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, min_blocks(kThreads))
     compact_fused(const typename T::Bits* logits, long long row_stride, long long col_stride,
                   long long num_cols, const void* num_sampled, long long num_sampled_is_64,
                   long long num_sampled_stride, unsigned char* mask, int* ids, long long width,
                   int* counts) {
-  __shared__ unsigned scan_scratch[2][kThreads / 32];
-  __shared__ unsigned sum_scratch[kThreads / 32];
-  constexpr long long kSegment = kThreads * 8LL;
+  constexpr unsigned kWarps = kThreads / 32;
+  __shared__ unsigned warp_kept[kWarps];
+  const unsigned lane = threadIdx.x & 31u;
+  const unsigned warp = threadIdx.x >> 5;
   const long long row = blockIdx.x;
   const long long mask_bytes = (num_cols + 7) >> 3;
   unsigned char* row_mask = mask + row * mask_bytes;
   int* row_ids = ids + row * width;
   if (!row_active(num_sampled, num_sampled_is_64, num_sampled_stride, row)) {
-    zero_bytes<kThreads>(row_mask, 0, mask_bytes);
+    zero_bytes(row_mask, 0, mask_bytes, threadIdx.x, kThreads);
     fill_ids<kThreads>(row_ids, 0, width);
     if (threadIdx.x == 0) counts[row] = 0;
     return;
   }
-  const typename T::Bits* row_logits = logits + row * row_stride;
-  const long long num_segs = (num_cols + kSegment - 1) / kSegment;
-  const unsigned w = static_cast<unsigned>(width);
-  long long seg = 0;
-  unsigned ranked = 0u;
-  if (w > 0u) {
-    long long col = threadIdx.x * 8LL;
-    uint4 cur[T::kVecs];
-    load8<T, kVec>(cur, row_logits, col, num_cols, col_stride);
-    while (seg < num_segs) {
-      uint4 next[T::kVecs] = {};
-      if (seg + 1 < num_segs) load8<T, kVec>(next, row_logits, col + kSegment, num_cols, col_stride);
-      const unsigned bits = kept_byte<T>(cur);
-      if (col < num_cols) row_mask[col >> 3] = static_cast<unsigned char>(bits);
-      unsigned seg_kept;
-      const unsigned rank = block_exclusive_sum<kThreads, 4>(
-          static_cast<unsigned>(__popc(bits)), scan_scratch[seg & 1], &seg_kept);
-      emit_ids(bits, ranked + rank, col, w, row_ids);
-      ranked += seg_kept;
-      ++seg;
-      col += kSegment;
-      if (ranked >= w) break;
-#pragma unroll
-      for (int i = 0; i < T::kVecs; ++i) cur[i] = next[i];
-    }
-  }
-  const unsigned rest = mask_segments<T, kVec, kThreads>(row_logits, col_stride, num_cols,
-                                                         row_mask, seg, num_segs);
-  const unsigned total = ranked + block_sum<kThreads>(rest, sum_scratch);
+  const long long num_segs = (num_cols + kSegCols - 1) / kSegCols;
+  long long seg_begin, seg_end;
+  const long long per_warp = (num_segs + kWarps - 1) / kWarps;
+  unit_segments(warp, (per_warp + T::kUnroll - 1) / T::kUnroll * T::kUnroll, num_segs, &seg_begin,
+                &seg_end);
+  const unsigned kept = __reduce_add_sync(
+      kFullMask, stream_mask<T, kVec>(logits + row * row_stride, col_stride, num_cols, row_mask,
+                                      seg_begin, seg_end));
+  if (lane == 0u) warp_kept[warp] = kept;
+  __syncthreads();  // also orders the mask stores before pass 2's loads
+  const unsigned other = lane < kWarps ? warp_kept[lane] : 0u;
+  const unsigned total = __reduce_add_sync(kFullMask, other);
+  const unsigned before = __reduce_add_sync(kFullMask, lane < warp ? other : 0u);
   if (threadIdx.x == 0) counts[row] = static_cast<int>(total);
+  const unsigned w = static_cast<unsigned>(width);
   fill_ids<kThreads>(row_ids, total < w ? total : w, width);
+  if (before < w && kept > 0u) {
+    rank_mask(row_mask, seg_begin * 32, min_ll(seg_end * 32, mask_bytes), before, w, row_ids);
+  }
 }

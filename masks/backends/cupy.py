@@ -6,29 +6,37 @@ Design (the one every GPU backend of masks follows):
   aligned, scalar strided loads otherwise), the mask, ids and counts written once. Finiteness is
   tested on the bit pattern (exponent all ones = not kept), so every dtype is read as unsigned
   integers and NaN payloads never matter.
-* Each thread owns eight consecutive columns, i.e. one mask byte, per segment of
-  ``threads * 8`` columns, so mask stores are coalesced bytes. Kept ids are ranked with warp
-  votes (``__ballot_sync`` + ``__popc`` over the bit planes of the per-thread counts) and one
-  shared-memory pass over the warp sums: no element-level scan.
-* ``split`` (few rows; R=1 must fill the GPU): tiles of ``segs_per_tile`` segments of a row.
-  Launch 1 writes each tile's mask bytes and kept count (a scratch ``[R, C]`` int32 tensor);
-  launch 2 turns the row's tile counts into the tile's prefix and the row total, writes the
-  count and the -1 padding, and ranks the tile's ids from its mask bytes (1/32 of the bits of
-  fp32 logits) while the prefix is < W. No block ever waits for another, so nothing relies on
-  blocks being co-resident.
-* ``fused`` (many rows): one block per row ranks segment by segment until W ids are placed,
-  then only writes mask bytes and counts. One launch.
+* Two passes per range of columns, both warp-level. Pass 1 streams: lane l of a warp owns mask
+  byte l of each 256-column *warp segment*, and a warp walks a contiguous range of segments
+  issuing 8 16-byte loads per lane before testing them (several segments in flight), writing
+  mask bytes and accumulating a lane count: no block barrier, no shuffle inside the loop (the
+  previous design's per-segment block scans starved memory-level parallelism). The warp counts
+  are combined once. Pass 2 ranks from the mask the warp just wrote (1/32 of the fp32 bytes,
+  L2-hot): a lane per 32-bit word, a shuffle scan of the word popcounts, then only the set bits
+  are visited, and a warp stops as soon as its ranks reach W, so ranking costs words + kept ids,
+  not columns.
+* ``split`` (few rows; R=1 must fill the GPU): a *unit* is ``segs_per_unit`` segments of a row,
+  one per warp; a tile (block) is ``SPLIT_THREADS / 32`` units. Launch 1 = pass 1 per unit,
+  writing the unit's count to a scratch ``[R, units]`` int32 tensor (no memset: every entry is
+  written); launch 2 turns the row's unit counts into each warp's prefix and the row total (one
+  barrier), writes the count and the -1 padding, and runs pass 2 per unit while the prefix is
+  < W. No block ever waits for another, so nothing relies on blocks being co-resident.
+* ``fused`` (many rows): one block per row, warp k streams the k-th equal range of the row, one
+  barrier exchanges the warp counts, then each warp ranks its range. One launch.
 * ``auto`` picks ``fused`` from about two waves of row blocks on, using the SM count read once
   per device.
 
 Host side: kernels are compiled once per (device, dtype) behind a lock and launched through
 CuPy's ``Function`` with raw ``data_ptr()`` integers (64-bit kernel parameters; no CuPy array
-is built per call) on torch's current stream, wrapped once per stream pointer. Nothing reads
-device memory on the host, so a call never synchronises.
+is built per call) pre-wrapped as CuPy's ``CIntptr``, which CuPy passes through as is (a plain
+int takes its generic scalar conversion, about twice the cost per argument), on torch's
+current stream, wrapped once per stream pointer. Nothing reads device memory on the host, so
+a call never synchronises.
 """
 
 from __future__ import annotations
 
+import math
 import threading
 from importlib import resources
 
@@ -41,17 +49,17 @@ VARIANTS = ("auto", "split", "fused")
 
 # Tuning knobs, read when a (device, dtype) is first compiled and at each call (a tuning script
 # may change them and clear `_kernels`).
-SPLIT_THREADS = 256
-"""Threads of split launch 1; a segment, the smallest tile, is ``8 * SPLIT_THREADS`` columns."""
-RANK_THREADS = 256
-"""Threads of split launch 2 (ranks ``RANK_THREADS`` mask bytes per round)."""
+SPLIT_THREADS = 128
+"""Threads (both launches) of a split tile: ``SPLIT_THREADS / 32`` units, one per warp."""
 FUSED_THREADS = 512
 """Threads of the fused kernel (one block per row)."""
-SPLIT_TILES_PER_SM = 32
-"""split: the largest tile (up to ``MAX_SEGS_PER_TILE`` segments) leaving this many tiles per SM."""
-MAX_SEGS_PER_TILE = 8
-FUSED_MIN_WAVES = 2
-"""auto: fused once the rows fill this many waves of resident fused blocks."""
+SPLIT_TILES_PER_SM = 4
+"""split: the largest unit (up to ``MAX_SEGS_PER_UNIT`` 256-column segments) leaving at least
+this many tiles per SM (H200: 4 gave 9.4/10.4/12.5 us at R=1/4/16, 8 gave 9.0/10.4/14.8)."""
+MAX_SEGS_PER_UNIT = 16
+FUSED_MIN_WAVES = 0.5
+"""auto: fused once the rows fill this many waves of resident fused blocks (H200, R=256: fused
+74% of the copy ceiling against split 66% for fp32, 62% against 52% for bf16)."""
 
 _TYPE_NAMES = {
     torch.float32: "F32",
@@ -60,17 +68,32 @@ _TYPE_NAMES = {
     torch.float64: "F64",
 }
 _OPTIONS = ("-std=c++17",)
-_MAX_THREADS_PER_SM = 2048  # sm_80 and sm_90
+_RESIDENT_THREADS = 1024  # per SM: the kernels ask for 64 registers a thread (min_blocks)
+_SEG_COLS = 256  # columns of a warp segment (kSegCols in compact.cu)
 
 
 def kernel_names(type_name: str) -> dict[str, str]:
     """NVRTC name expressions of the kernels of one dtype, keyed by role (``"fused:vec"``...)."""
-    names = {"rank": f"compact_split_rank<{RANK_THREADS}>"}
+    names = {"rank": f"compact_split_rank<{SPLIT_THREADS}>"}
     for vec in ("true", "false"):
         key = "vec" if vec == "true" else "strided"
         names[f"count:{key}"] = f"compact_split_count<{type_name}, {vec}, {SPLIT_THREADS}>"
         names[f"fused:{key}"] = f"compact_fused<{type_name}, {vec}, {FUSED_THREADS}>"
     return names
+
+
+def split_tiling(num_reqs: int, num_cols: int, target_tiles: int, warps: int) -> tuple[int, int]:
+    """``(tiles_per_row, segs_per_unit)`` of split (tiles of ``warps`` units): the longest unit
+    (a power of two, at most ``MAX_SEGS_PER_UNIT`` 256-column segments) that still leaves >=
+    ``target_tiles`` tiles."""
+    segments = -(-num_cols // _SEG_COLS)
+    segs_per_unit = 1
+    while (
+        segs_per_unit < MAX_SEGS_PER_UNIT
+        and num_reqs * -(-segments // (2 * segs_per_unit * warps)) >= target_tiles
+    ):
+        segs_per_unit *= 2
+    return -(-segments // (segs_per_unit * warps)), segs_per_unit
 
 
 def source() -> str:
@@ -81,7 +104,16 @@ def source() -> str:
 class _Kernels:
     """Compiled kernels of one (device, dtype) and the shape thresholds of that device."""
 
-    __slots__ = ("count", "fused", "fused_min_rows", "itemsize", "rank", "target_tiles")
+    __slots__ = (
+        "count",
+        "fused",
+        "fused_min_rows",
+        "fused_threads",
+        "itemsize",
+        "rank",
+        "split_threads",
+        "target_tiles",
+    )
 
     def __init__(self, index: int, dtype: torch.dtype) -> None:
         names = kernel_names(_TYPE_NAMES[dtype])
@@ -96,8 +128,11 @@ class _Kernels:
         self.count = (functions["count:strided"], functions["count:vec"])
         self.fused = (functions["fused:strided"], functions["fused:vec"])
         self.itemsize = torch.empty((), dtype=dtype).element_size()
+        self.split_threads, self.fused_threads = SPLIT_THREADS, FUSED_THREADS
         self.target_tiles = SPLIT_TILES_PER_SM * sm_count
-        self.fused_min_rows = FUSED_MIN_WAVES * sm_count * (_MAX_THREADS_PER_SM // FUSED_THREADS)
+        self.fused_min_rows = math.ceil(
+            FUSED_MIN_WAVES * sm_count * max(1, _RESIDENT_THREADS // FUSED_THREADS)
+        )
 
 
 _lock = threading.Lock()
@@ -105,6 +140,9 @@ _kernels: dict[tuple[int, torch.dtype], _Kernels] = {}
 _streams: dict[int, object] = {}
 _MAX_STREAMS = 64
 _get_device = cupy.cuda.runtime.getDevice
+# Kernel arguments are wrapped as 64-bit values up front: CuPy passes a CPointer through as is,
+# whereas a Python int goes down its generic scalar path (about twice the cost per argument).
+_arg = getattr(cupy.cuda.function, "CIntptr", int)
 _raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
 
 
@@ -180,46 +218,52 @@ def compact(
         )
     if variant == "auto":
         variant = "fused" if num_reqs >= kernels.fused_min_rows else "split"
-    logits_args = (address, row_stride, col_stride, num_cols, *active)
+    logits_args = tuple(map(_arg, (address, row_stride, col_stride, num_cols, *active)))
     stream = _stream(index)
     if _get_device() == index:
-        _launch(kernels, variant, vec, logits_args, logits.device, out, stream)
+        _launch(kernels, variant, vec, logits_args, num_cols, out, stream)
     else:
         with cupy.cuda.Device(index):
-            _launch(kernels, variant, vec, logits_args, logits.device, out, stream)
+            _launch(kernels, variant, vec, logits_args, num_cols, out, stream)
 
 
 def _launch(
     kernels: _Kernels,
     variant: str,
     vec: int,
-    logits_args: tuple[int, ...],
-    device: torch.device,
+    logits_args: tuple,
+    num_cols: int,
     out: SamplingMask,
     stream,
 ) -> None:
     """Launch ``variant`` on ``stream``; ``logits_args`` = the kernels' first seven arguments."""
     num_reqs, width = out.token_ids.shape
-    num_cols = logits_args[3]
-    mask = out.packed_mask.data_ptr()
-    ids, counts = out.token_ids.data_ptr(), out.counts.data_ptr()
+    mask, ids, counts = map(
+        _arg, (out.packed_mask.data_ptr(), out.token_ids.data_ptr(), out.counts.data_ptr())
+    )
     if variant == "fused":
-        args = (*logits_args, mask, ids, width, counts)
-        kernels.fused[vec]((num_reqs,), (FUSED_THREADS,), args, stream=stream)
+        args = (*logits_args, mask, ids, _arg(width), counts)
+        kernels.fused[vec]((num_reqs,), (kernels.fused_threads,), args, stream=stream)
         return
-    segments = -(-num_cols // (8 * SPLIT_THREADS))
-    segs_per_tile = 1
-    while (
-        segs_per_tile < MAX_SEGS_PER_TILE
-        and num_reqs * -(-segments // (2 * segs_per_tile)) >= kernels.target_tiles
-    ):
-        segs_per_tile *= 2
-    tiles_per_row = -(-segments // segs_per_tile)
+    threads = kernels.split_threads
+    tiles_per_row, segs_per_unit = split_tiling(
+        num_reqs, num_cols, kernels.target_tiles, threads // 32
+    )
     tiles = num_reqs * tiles_per_row
-    tile_counts = torch.empty(tiles, dtype=torch.int32, device=device)  # alive until launched
-    scratch = tile_counts.data_ptr()
-    count_args = (*logits_args, mask, scratch, tiles_per_row, segs_per_tile)
-    kernels.count[vec]((tiles,), (SPLIT_THREADS,), count_args, stream=stream)
-    tile_bytes = segs_per_tile * SPLIT_THREADS
-    rank_args = (mask, num_cols, scratch, tiles_per_row, tile_bytes, ids, width, counts)
-    kernels.rank((tiles,), (RANK_THREADS,), rank_args, stream=stream)
+    units = out.counts.new_empty(tiles * (threads // 32))  # int32 on the device, no memset
+    scratch, tiles_per_row, segs_per_unit = map(
+        _arg, (units.data_ptr(), tiles_per_row, segs_per_unit)
+    )  # `units` stays alive until both launches are queued
+    count_args = (*logits_args, mask, scratch, tiles_per_row, segs_per_unit)
+    kernels.count[vec]((tiles,), (threads,), count_args, stream=stream)
+    rank_args = (
+        mask,
+        logits_args[3],
+        scratch,
+        tiles_per_row,
+        segs_per_unit,
+        ids,
+        _arg(width),
+        counts,
+    )
+    kernels.rank((tiles,), (threads,), rank_args, stream=stream)

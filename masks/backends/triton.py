@@ -8,21 +8,27 @@ program per row and ranks kept ids with an element-level ``tl.cumsum`` over ever
 row. That scan dominates the instruction count, and one program per row leaves most of the GPU
 idle when there are few rows (R=1 uses one SM).
 
-The other two variants rank with word-level counts instead: a block of ``32 * NW`` columns is
-loaded as an ``[NW, 32]`` tile, the finiteness bits are summed (disjoint bits: an exact OR) into
-``NW`` int32 words, each word is popcounted (SWAR bit trick), only the ``NW`` word counts are
-prefix-summed, and the rank of the kept column at bit ``b`` of word ``w`` is
-``base + word_prefix[w] + popcount(word[w] & ((1 << b) - 1))``. Blocks that hold no kept id,
-and every block once ``W`` ids are written, skip ranking entirely. The mask bytes are the
-words' four bytes.
+The other two variants split the work into two passes. Pass 1 streams the logits: a block of
+``32 * NW`` columns is loaded as an ``[NW, 32]`` tile (16-byte vector loads), the finiteness
+bits are summed (disjoint bits: an exact OR, combined inside a warp by shuffles) into ``NW``
+int32 words, which are stored as the mask (one int32 store per word when mask rows are 4-byte
+aligned, else four byte stores) and popcounted. Pass 2 ranks from the *mask words* (1/32 of
+the fp32 bytes, 1/16 of bf16, L2-hot) with work proportional to words and kept ids, not to
+columns: the word counts are prefix-summed, then every word gives up its lowest set bit per
+step (column = ``32 * word + trailing zeros``, slot = word prefix + step) for as many steps as
+its block's fullest word has bits. Blocks without kept ids cost one reduction, and ranking
+stops once ``min(count, W)`` ids are written. (The element-level alternative, a per-column
+``popcount(word & ((1 << b) - 1))``, costs ~20 instructions per column for every block.)
 
-* ``"split"`` (few rows): launch 1 has one program per (row, chunk of ``CHUNK`` columns): it
-  writes the chunk's mask bytes and its kept count into a ``tile_counts[R, C]`` scratch.
-  Launch 2 (same tiles) prefix-sums the row's tile counts, writes ``counts[r]`` (chunk 0), its
-  share of the ``-1`` padding, and, when its prefix is below ``W``, re-reads its *mask words*
-  (1/32 of the fp32 logit bytes) and writes its ranked ids. No program waits on another.
-* ``"fused"`` (many rows): one program per row loops over the row in blocks, writes the mask,
-  accumulates the count and ranks while the running count is below ``W``. One launch.
+* ``"split"`` (few rows): launch 1 has one program per (row, chunk of ``CHUNK`` columns): pass 1
+  for the chunk, its kept count into a ``tile_counts[R, C]`` scratch. Launch 2 (same tiles)
+  prefix-sums the row's tile counts, writes ``counts[r]`` (chunk 0), its share of the ``-1``
+  padding, and, when its prefix is below ``W``, pass 2 for its chunk. No program waits on
+  another.
+* ``"fused"`` (many rows): one program per row, one launch. Pass 1 loops over the row with no
+  block-wide reduction or scan inside the loop (word counts accumulate per thread and are
+  reduced once after it); a barrier makes the mask stores visible to the whole block; pass 2
+  loops over the row's mask words while fewer than ``min(count, W)`` ids are written.
 * ``"auto"`` (default): ``fused`` once ``R >= _FUSED_MIN_ROWS_PER_SM * num_SMs``, else ``split``.
 
 Finiteness is decided on the bit pattern (exponent all ones means +-inf or NaN), through an
@@ -32,17 +38,20 @@ bf16 arithmetic) runs the same code. Row offsets are computed in int64 (``R * V`
 (``num_sampled_tokens[r] <= 0``) write zero mask bytes, count 0 and ``-1`` ids without reading
 their logits (``rowwise`` reads them, as upstream does).
 
-Launches go through Triton's JIT launcher, which uses the current CUDA device's current torch
-stream (``torch._C._cuda_getCurrentRawStream``); ``compact`` makes the logits' device current
-first. There is no host synchronisation. Launches hold a module lock: Triton's JIT cache fills
-and the interpreter's global patching are not guaranteed thread safe, and an uncontended lock
-costs far less than a launch. Block sizes are tuning functions of the shape and device only;
-the kernels are the same on the GPU and in the interpreter.
+Launches use the current CUDA device's current torch stream
+(``torch._C._cuda_getCurrentRawStream``, as Triton's JIT does); ``compact`` makes the logits'
+device current first. There is no host synchronisation. Every launch goes through Triton's
+JIT under a module lock (its cache fills and the interpreter's global patching are not
+guaranteed thread safe); relaunching the cached CompiledKernel directly measured slower on the
+H200 with triton 3.6 (61 against 54 us per two-launch split call at R=1). Block
+sizes are tuning functions of the shape and device only; the kernels are the same on the GPU
+and in the interpreter.
 """
 
 from __future__ import annotations
 
 import functools
+import math
 import threading
 
 import torch
@@ -62,11 +71,12 @@ _BITS = {
 }
 
 # --- tuning knobs: shape/device choices only, never a different kernel (defaults untuned) -----
-_CPU_SM_COUNT = 4
+_CPU_SM_COUNT = 8
 """Stand-in SM count for CPU tensors (the interpreter), so `auto` exercises both designs."""
-_FUSED_MIN_ROWS_PER_SM = 2
-"""`auto` picks `fused` once every SM gets this many rows, else `split`."""
-_SPLIT_TILES_PER_SM = 4
+_FUSED_MIN_ROWS_PER_SM = 0.25
+"""`auto` picks `fused` from R >= this x SM count (measured on the H200: fused beats split from
+R=33 on, 31.7 against 61.9 us at R=33, V=151936 fp32), else `split`."""
+_SPLIT_TILES_PER_SM = 2
 """`split` picks the largest CHUNK that still gives every SM this many tiles."""
 _SPLIT_MIN_CHUNK = 256
 _SPLIT_MAX_CHUNK = 8192
@@ -75,6 +85,8 @@ _SPLIT_COLUMNS_PER_WARP = 256
 _FUSED_BLOCK_BYTES = 32768
 """Logit bytes a `fused` program loads per loop iteration."""
 _FUSED_NUM_WARPS = 8
+_FUSED_RANK_WORDS = 512
+"""Mask words a `fused` program ranks per step of its second pass (32 columns each)."""
 _ROWWISE_BLOCK = 8192
 """Upstream's BLOCK_SIZE (default num_warps, as upstream)."""
 _PAD_BLOCK = 1024
@@ -125,7 +137,7 @@ def _kept(logits_ptr, row_offset, cols, col_stride, valid, INT: tl.constexpr, EX
 
 
 @triton.jit
-def _load_words(
+def _load_bits(
     logits_ptr,
     row_offset,
     col_stride,
@@ -136,51 +148,85 @@ def _load_words(
     EXP: tl.constexpr,
     NW: tl.constexpr,
 ):
-    """Finiteness of columns [start, start + 32 * NW) packed into NW int32 words (bit = column).
+    """Raw bit patterns of columns [start, start + 32 * NW) as an [NW, 32] tile.
 
-    An inactive row reads nothing and gives zero words. The load mask depends on `vocab_size`
-    only, so Triton can vectorise the load when vocab_size is divisible by 16.
+    Columns past the row and inactive rows read nothing (they load as EXP: not kept). The mask
+    is uniform over runs of 16 columns when vocab_size is divisible by 16, so loads vectorise.
     """
-    words = tl.zeros((NW,), tl.int32)
-    if active:
-        bit = tl.arange(0, 32)[None, :]
-        cols = start + tl.arange(0, NW)[:, None] * 32 + bit
-        kept = _kept(logits_ptr, row_offset, cols, col_stride, cols < vocab_size, INT, EXP)
-        words = tl.sum(kept << bit, 1)  # distinct bits: the sum is the OR, exact in any width
+    cols = start + tl.arange(0, NW)[:, None] * 32 + tl.arange(0, 32)[None, :]
+    pointers = logits_ptr.to(tl.pointer_type(INT)) + row_offset + cols.to(tl.int64) * col_stride
+    return tl.load(pointers, mask=cols < tl.where(active, vocab_size, 0), other=EXP)
+
+
+@triton.jit
+def _pack_words(bits, EXP: tl.constexpr):
+    """[NW, 32] bit patterns -> NW int32 finiteness words (bit b = column b of the word).
+
+    The bits are disjoint, so the sum is the OR (exact in any width); the 32 columns of a word
+    are combined inside a warp (in-thread adds and shuffles, no block barrier).
+    """
+    kept = ((bits & EXP) != EXP).to(tl.int32)
+    return tl.sum(kept << tl.arange(0, 32)[None, :], 1)
+
+
+@triton.jit
+def _store_mask_words(
+    mask_row_ptr, start, words, vocab_size, NW: tl.constexpr, WORDS: tl.constexpr
+):
+    """Write the mask of columns [start, start + 32 * NW) from their NW words.
+
+    WORDS (mask rows 4-byte aligned): one int32 store per word; else four byte stores per word.
+    """
+    if WORDS:
+        index = start // 32 + tl.arange(0, NW)
+        tl.store(
+            mask_row_ptr.to(tl.pointer_type(tl.int32)) + index, words, mask=index * 32 < vocab_size
+        )
+    else:
+        byte = tl.arange(0, 4)[None, :]
+        index = start // 8 + tl.arange(0, NW)[:, None] * 4 + byte
+        values = ((words[:, None] >> (byte * 8)) & 0xFF).to(tl.uint8)
+        tl.store(mask_row_ptr + index, values, mask=index < tl.cdiv(vocab_size, 8))
+
+
+@triton.jit
+def _load_mask_words(mask_row_ptr, start, vocab_size, NW: tl.constexpr, WORDS: tl.constexpr):
+    """Re-read the NW words of columns [start, start + 32 * NW) from the written mask."""
+    if WORDS:
+        index = start // 32 + tl.arange(0, NW)
+        words = tl.load(
+            mask_row_ptr.to(tl.pointer_type(tl.int32)) + index,
+            mask=index * 32 < vocab_size,
+            other=0,
+        )
+    else:
+        byte = tl.arange(0, 4)[None, :]
+        index = start // 8 + tl.arange(0, NW)[:, None] * 4 + byte
+        values = tl.load(mask_row_ptr + index, mask=index < tl.cdiv(vocab_size, 8), other=0)
+        words = tl.sum(values.to(tl.int32) << (byte * 8), 1)
     return words
 
 
 @triton.jit
-def _store_mask_bytes(mask_row_ptr, start, words, vocab_size, NW: tl.constexpr):
-    """Write the 4 * NW mask bytes of columns [start, start + 32 * NW) from their words."""
-    byte = tl.arange(0, 4)[None, :]
-    index = start // 8 + tl.arange(0, NW)[:, None] * 4 + byte
-    values = ((words[:, None] >> (byte * 8)) & 0xFF).to(tl.uint8)
-    tl.store(mask_row_ptr + index, values, mask=index < tl.cdiv(vocab_size, 8))
+def _rank_words(ids_row_ptr, words, base, start, width, NW: tl.constexpr):
+    """Write the kept columns of NW mask words to slots base + rank (< width); return the new base.
 
-
-@triton.jit
-def _load_mask_words(mask_row_ptr, start, vocab_size, NW: tl.constexpr):
-    """Re-read the NW words of columns [start, start + 32 * NW) from the written mask bytes."""
-    byte = tl.arange(0, 4)[None, :]
-    index = start // 8 + tl.arange(0, NW)[:, None] * 4 + byte
-    values = tl.load(mask_row_ptr + index, mask=index < tl.cdiv(vocab_size, 8), other=0)
-    return tl.sum(values.to(tl.int32) << (byte * 8), 1)
-
-
-@triton.jit
-def _store_ranked_ids(ids_row_ptr, words, word_counts, base, start, width, NW: tl.constexpr):
-    """Write column start + 32 * w + b (bit b of word w set) to slot base + its rank, if < width.
-
-    Ranks come from an exclusive scan of the NW word counts plus an in-word popcount.
+    Work is per word and per set bit, not per column: the word counts are prefix-summed, then
+    every word gives up its lowest set bit per step (column = 32 * word + trailing zeros) for as
+    many steps as the fullest word has bits. A block without kept ids costs one reduction.
     """
-    prefix = base + tl.cumsum(word_counts, 0) - word_counts
-    bit = tl.arange(0, 32)[None, :]
-    below = words[:, None] & ((1 << bit) - 1)
-    slot = prefix[:, None] + _popcount(below)
-    kept = ((words[:, None] >> bit) & 1) != 0
-    cols = start + tl.arange(0, NW)[:, None] * 32 + bit
-    tl.store(ids_row_ptr + slot, cols, mask=kept & (slot < width))
+    word_counts = _popcount(words)
+    total = tl.sum(word_counts, 0)
+    if (total > 0) & (base < width):
+        slot = base + tl.cumsum(word_counts, 0) - word_counts
+        cols = start + tl.arange(0, NW) * 32
+        rest = words
+        for _ in range(tl.max(word_counts, 0)):
+            below = ~rest & (rest - 1)  # the bits under the lowest set bit
+            tl.store(ids_row_ptr + slot, cols + _popcount(below), mask=(rest != 0) & (slot < width))
+            rest = rest & (rest - 1)
+            slot += 1
+    return base + total
 
 
 @triton.jit
@@ -216,18 +262,19 @@ def _split_count_kernel(
     INT: tl.constexpr,
     EXP: tl.constexpr,
     CHUNK: tl.constexpr,
+    WORDS: tl.constexpr,
 ):
-    """Split launch 1, per (row, chunk): the chunk's mask bytes and kept count."""
+    """Split launch 1, per (row, chunk): the chunk's mask and kept count."""
     tile = tl.program_id(0)
     row = (tile // num_chunks).to(tl.int64)
     start = (tile % num_chunks) * CHUNK
     active = _is_active(num_sampled_ptr, num_sampled_stride, row)
-    words = _load_words(
+    bits = _load_bits(
         logits_ptr, row * row_stride, col_stride, start, vocab_size, active, INT, EXP, CHUNK // 32
     )
-    _store_mask_bytes(
-        mask_ptr + row * tl.cdiv(vocab_size, 8), start, words, vocab_size, CHUNK // 32
-    )
+    words = _pack_words(bits, EXP)
+    mask_row = mask_ptr + row * tl.cdiv(vocab_size, 8)
+    _store_mask_words(mask_row, start, words, vocab_size, CHUNK // 32, WORDS)
     tl.store(tile_counts_ptr + tile, tl.sum(_popcount(words), 0))
 
 
@@ -243,6 +290,7 @@ def _split_ids_kernel(
     CHUNK: tl.constexpr,
     TILES_BLOCK: tl.constexpr,
     PAD: tl.constexpr,
+    WORDS: tl.constexpr,
 ):
     """Split launch 2, per (row, chunk): row count, a share of the padding, the chunk's ids."""
     tile = tl.program_id(0)
@@ -263,10 +311,9 @@ def _split_ids_kernel(
     _fill_padding(ids_row, chunk * PAD, tl.minimum(total, width), width, PAD)
     if (prefix < width) & (own > 0):
         start = chunk * CHUNK
-        words = _load_mask_words(
-            mask_ptr + row * tl.cdiv(vocab_size, 8), start, vocab_size, CHUNK // 32
-        )
-        _store_ranked_ids(ids_row, words, _popcount(words), prefix, start, width, CHUNK // 32)
+        mask_row = mask_ptr + row * tl.cdiv(vocab_size, 8)
+        words = _load_mask_words(mask_row, start, vocab_size, CHUNK // 32, WORDS)
+        _rank_words(ids_row, words, prefix, start, width, CHUNK // 32)
 
 
 @triton.jit
@@ -284,26 +331,51 @@ def _fused_kernel(
     INT: tl.constexpr,
     EXP: tl.constexpr,
     BLOCK: tl.constexpr,
+    RANK_WORDS: tl.constexpr,
     PAD: tl.constexpr,
+    WORDS: tl.constexpr,
 ):
-    """One program per row: mask, count and (while fewer than `width` are written) ranked ids."""
+    """One program per row, one launch, two passes.
+
+    Pass 1 streams the logits, one block ahead: mask words written, word counts accumulated per
+    thread, no block-wide reduction inside the loop. After one reduction (the row count) and a
+    barrier (pass 1's mask stores become visible to the whole block), pass 2 ranks from the words,
+    L2-hot and 1/32 of the fp32 bytes, until every kept id below `width` is written.
+    """
     row = tl.program_id(0).to(tl.int64)
     active = _is_active(num_sampled_ptr, num_sampled_stride, row)
     row_offset = row * row_stride
     mask_row = mask_ptr + row * tl.cdiv(vocab_size, 8)
     ids_row = ids_ptr + row * width
-    count = tl.zeros((), tl.int32)
+    word_counts = tl.zeros((BLOCK // 32,), tl.int32)
+    bits = _load_bits(
+        logits_ptr, row_offset, col_stride, 0, vocab_size, active, INT, EXP, BLOCK // 32
+    )
     for start in range(0, vocab_size, BLOCK):
-        words = _load_words(
-            logits_ptr, row_offset, col_stride, start, vocab_size, active, INT, EXP, BLOCK // 32
+        words = _pack_words(bits, EXP)
+        bits = _load_bits(  # the next block's loads are in flight while this one is stored
+            logits_ptr,
+            row_offset,
+            col_stride,
+            start + BLOCK,
+            vocab_size,
+            active,
+            INT,
+            EXP,
+            BLOCK // 32,
         )
-        _store_mask_bytes(mask_row, start, words, vocab_size, BLOCK // 32)
-        word_counts = _popcount(words)
-        block_count = tl.sum(word_counts, 0)
-        if (count < width) & (block_count > 0):
-            _store_ranked_ids(ids_row, words, word_counts, count, start, width, BLOCK // 32)
-        count += block_count
+        _store_mask_words(mask_row, start, words, vocab_size, BLOCK // 32, WORDS)
+        word_counts += _popcount(words)
+    count = tl.sum(word_counts, 0)
     _finish_row(ids_row, counts_ptr, row, count, width, PAD)
+    tl.debug_barrier()
+    last = tl.minimum(count, width)
+    base = tl.zeros((), tl.int32)
+    start = tl.zeros((), tl.int32)
+    while base < last:
+        words = _load_mask_words(mask_row, start, vocab_size, RANK_WORDS, WORDS)
+        base = _rank_words(ids_row, words, base, start, width, RANK_WORDS)
+        start += RANK_WORDS * 32
 
 
 @triton.jit
@@ -384,9 +456,19 @@ def _split_config(num_reqs: int, vocab_size: int, width: int, sm_count: int) -> 
     return chunk, num_chunks, num_warps, tiles_block, pad
 
 
+def _launch(kernel, grid: tuple, num_warps: int, args: tuple, constexprs: dict) -> None:
+    """Launch through Triton's JIT under a lock (its cache fills are not thread-safe)."""
+    with _launch_lock:
+        kernel[grid](*args, **constexprs, num_warps=num_warps)
+
+
+def _fused_min_rows(device: torch.device) -> int:
+    return math.ceil(_FUSED_MIN_ROWS_PER_SM * _sm_count(device))
+
+
 def _auto_variant(num_reqs: int, device: torch.device) -> str:
-    """`fused` once every SM gets `_FUSED_MIN_ROWS_PER_SM` rows, else `split`."""
-    return "fused" if num_reqs >= _FUSED_MIN_ROWS_PER_SM * _sm_count(device) else "split"
+    """`fused` from `_fused_min_rows` rows on, else `split`."""
+    return "fused" if num_reqs >= _fused_min_rows(device) else "split"
 
 
 def compact(
@@ -405,38 +487,41 @@ def compact(
     int_type, exponent, itemsize = _BITS[logits.dtype]
     row_stride, col_stride = logits.stride()
     num_sampled_stride = 0 if num_sampled_tokens is None else num_sampled_tokens.stride(0)
+    mask = out.packed_mask
+    words = mask.shape[1] % 4 == 0 and mask.data_ptr() % 4 == 0  # int32 access to mask rows
     if variant == "auto":
         variant = _auto_variant(num_reqs, device)
-    with _launch_lock:
-        if variant == "split":
-            chunk, num_chunks, num_warps, tiles_block, pad = _split_config(
-                num_reqs, vocab_size, width, _sm_count(device)
-            )
-            tile_counts = torch.empty(num_reqs * num_chunks, dtype=torch.int32, device=device)
-            grid = (num_reqs * num_chunks,)
-            _split_count_kernel[grid](
-                logits, row_stride, col_stride, num_sampled_tokens, num_sampled_stride,
-                out.packed_mask, tile_counts, vocab_size, num_chunks,
-                INT=int_type, EXP=exponent, CHUNK=chunk, num_warps=num_warps,
-            )  # fmt: skip
-            _split_ids_kernel[grid](
-                out.packed_mask, tile_counts, out.token_ids, out.counts, vocab_size, width,
-                num_chunks, CHUNK=chunk, TILES_BLOCK=tiles_block, PAD=pad, num_warps=num_warps,
-            )  # fmt: skip
-        elif variant == "fused":
-            _fused_kernel[(num_reqs,)](
-                logits, row_stride, col_stride, num_sampled_tokens, num_sampled_stride,
-                out.token_ids, out.counts, out.packed_mask, vocab_size, width,
-                INT=int_type, EXP=exponent, BLOCK=_FUSED_BLOCK_BYTES // itemsize, PAD=_PAD_BLOCK,
-                num_warps=_FUSED_NUM_WARPS,
-            )  # fmt: skip
-        elif variant == "rowwise":
+    if variant == "split":
+        chunk, num_chunks, num_warps, tiles_block, pad = _split_config(
+            num_reqs, vocab_size, width, _sm_count(device)
+        )
+        tile_counts = torch.empty(num_reqs * num_chunks, dtype=torch.int32, device=device)
+        grid = (num_reqs * num_chunks, 1, 1)
+        _launch(
+            _split_count_kernel, grid, num_warps,
+            (logits, row_stride, col_stride, num_sampled_tokens, num_sampled_stride, mask,
+             tile_counts, vocab_size, num_chunks),
+            {"INT": int_type, "EXP": exponent, "CHUNK": chunk, "WORDS": words},
+        )  # fmt: skip
+        _launch(
+            _split_ids_kernel, grid, num_warps,
+            (mask, tile_counts, out.token_ids, out.counts, vocab_size, width, num_chunks),
+            {"CHUNK": chunk, "TILES_BLOCK": tiles_block, "PAD": pad, "WORDS": words},
+        )  # fmt: skip
+    elif variant == "fused":
+        _launch(
+            _fused_kernel, (num_reqs, 1, 1), _FUSED_NUM_WARPS,
+            (logits, row_stride, col_stride, num_sampled_tokens, num_sampled_stride,
+             out.token_ids, out.counts, mask, vocab_size, width),
+            {"INT": int_type, "EXP": exponent, "BLOCK": _FUSED_BLOCK_BYTES // itemsize,
+             "RANK_WORDS": _FUSED_RANK_WORDS, "PAD": _PAD_BLOCK, "WORDS": words},
+        )  # fmt: skip
+    elif variant == "rowwise":  # upstream's plain JIT launch, as the baseline
+        with _launch_lock:
             _rowwise_kernel[(num_reqs,)](
                 logits, row_stride, col_stride, num_sampled_tokens, num_sampled_stride,
                 out.token_ids, out.counts, out.packed_mask, vocab_size, width,
                 INT=int_type, EXP=exponent, BLOCK=_ROWWISE_BLOCK, PAD=_PAD_BLOCK,
             )  # fmt: skip
-        else:  # the registry validates names; direct callers get a clear error
-            raise ValueError(
-                f"triton variant must be one of {', '.join(VARIANTS)}, got {variant!r}"
-            )
+    else:  # the registry validates names; direct callers get a clear error
+        raise ValueError(f"triton variant must be one of {', '.join(VARIANTS)}, got {variant!r}")
