@@ -3,9 +3,10 @@
 Why they measure what they measure:
 
 - Device time: CUDA events around one call, each call preceded by an L2 flush (a write of at
-  least twice the L2 size, as ``triton.testing.do_bench`` does). The flush makes every call read
-  its logits from memory, as a serving step does, and the flush kernel keeps the GPU busy while
-  the host enqueues the call, so host dispatch never leaks into the event interval.
+  least twice the L2 size, as ``triton.testing.do_bench`` does) and a short spin kernel. The
+  flush makes every call read its logits from memory, as a serving step does; flush and spin
+  keep the GPU busy while the host enqueues the call, so host dispatch never leaks into the
+  event interval.
 - Host dispatch: back-to-back calls with no synchronisation in between, host wall clock per call.
   A backend that synchronises or does heavy Python work per call shows up here, not above.
 - Medians (with p10/p90) over many repetitions; callers size the repetition counts from a
@@ -77,9 +78,17 @@ def _l2_flush_buffer(device: torch.device) -> torch.Tensor:
     return torch.empty(max(L2_FLUSH_MIN_BYTES, 2 * l2_bytes) // 4, dtype=torch.int32, device=device)
 
 
-def _flush_l2(device: torch.device) -> None:
+BUSY_CYCLES = 400_000
+"""GPU clock cycles of a spin kernel queued after each L2 flush (~0.2 ms on an H200): with the
+flush it keeps the GPU busy longer than any backend's host dispatch, so the call is fully
+enqueued before the GPU reaches it. (The flush alone, ~75 us, hid a 50 us dispatch but not the
+~85 us that triton's two-launch split measured on the H200's host.)"""
+
+
+def _flush_l2_and_stay_busy(device: torch.device) -> None:
     if device.type == "cuda":
         _l2_flush_buffer(device).zero_()
+        torch.cuda._sleep(BUSY_CYCLES)
 
 
 def seconds_per_call(call: Call, device: torch.device, calls: int = 3) -> float:
@@ -87,7 +96,7 @@ def seconds_per_call(call: Call, device: torch.device, calls: int = 3) -> float:
     synchronize(device)
     start = time.perf_counter()
     for _ in range(calls):
-        _flush_l2(device)
+        _flush_l2_and_stay_busy(device)
         call()
         synchronize(device)
     return (time.perf_counter() - start) / calls
@@ -116,7 +125,7 @@ def device_time(call: Call, device: torch.device, reps: int) -> Timing:
             for _ in range(reps)
         ]
         for start, end in events:
-            _flush_l2(device)
+            _flush_l2_and_stay_busy(device)
             start.record()
             call()
             end.record()
