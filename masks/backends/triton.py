@@ -73,9 +73,10 @@ _BITS = {
 # --- tuning knobs: shape/device choices only, never a different kernel (defaults untuned) -----
 _CPU_SM_COUNT = 8
 """Stand-in SM count for CPU tensors (the interpreter), so `auto` exercises both designs."""
-_FUSED_MIN_ROWS_PER_SM = 0.25
-"""`auto` picks `fused` from R >= this x SM count (measured on the H200: fused beats split from
-R=33 on, 31.7 against 61.9 us at R=33, V=151936 fp32), else `split`."""
+_FUSED_MIN_ROWS_PER_SM = 1.0
+"""`auto` picks `fused` from R >= this x SM count, else `split` (H200, geometric mean over the
+harness grid: split 23.3 against fused 31.5 us at R=64, fused 55.6 against split 60.3 at
+R=256; benchmarks/results/h200-2026-11-30)."""
 _SPLIT_TILES_PER_SM = 2
 """`split` picks the largest CHUNK that still gives every SM this many tiles."""
 _SPLIT_MIN_CHUNK = 256
