@@ -24,8 +24,9 @@ from collections.abc import Callable
 
 import numpy as np
 import torch
+from baselines import per_row_loop_csr
 
-from masks import compact_sampling_mask
+from masks import SamplingMask, compact_sampling_mask
 from masks.testing import assert_csr_equal, make_logits
 
 SHAPES = [(r, v) for r in (64, 512, 1024) for v in (151_936, 262_144)]
@@ -35,16 +36,10 @@ WIDTH = 512
 
 def seed_path(logits: torch.Tensor, backend: str) -> tuple[np.ndarray, np.ndarray]:
     mask = compact_sampling_mask(logits, max_num_kept=WIDTH, backend=backend)
-    token_ids, counts = mask.token_ids.cpu().numpy(), mask.counts.cpu().numpy()
-    packed = mask.packed_mask.cpu().numpy()
-    rows = []
-    for r in range(mask.num_reqs):
-        if counts[r] <= WIDTH:
-            rows.append(token_ids[r, : counts[r]])
-        else:
-            bits = np.unpackbits(packed[r], count=mask.vocab_size, bitorder="little")
-            rows.append(np.flatnonzero(bits).astype(np.int32))
-    return np.concatenate(rows), np.concatenate([[0], np.cumsum([len(x) for x in rows])])
+    on_host = SamplingMask(
+        mask.token_ids.cpu(), mask.counts.cpu(), mask.packed_mask.cpu(), mask.vocab_size
+    )
+    return per_row_loop_csr(on_host)
 
 
 def old_path(logits: torch.Tensor, backend: str) -> tuple[np.ndarray, np.ndarray]:

@@ -11,28 +11,12 @@ import time
 import numpy as np
 import pytest
 import torch
+from baselines import per_row_loop_csr
 
 from masks.testing import make_logits, reference
 
 NUM_REQS, VOCAB, KEPT, WIDTH = 512, 151_936, 50, 512
 MIN_SPEEDUP = 5.0
-
-
-def per_row_loop_csr(mask) -> tuple[np.ndarray, np.ndarray]:
-    """The baseline: what one writes first, a Python loop over rows."""
-    counts = mask.counts.numpy()
-    token_ids = mask.token_ids.numpy()
-    packed = mask.packed_mask.numpy()
-    rows = []
-    for r in range(mask.num_reqs):
-        if counts[r] <= mask.width:
-            rows.append(token_ids[r, : counts[r]])
-        else:
-            bits = np.unpackbits(packed[r], count=mask.vocab_size, bitorder="little")
-            rows.append(np.flatnonzero(bits).astype(np.int32))
-    offsets = np.zeros(len(rows) + 1, dtype=np.int64)
-    np.cumsum([len(row) for row in rows], out=offsets[1:])
-    return np.concatenate(rows), offsets
 
 
 @pytest.fixture(scope="module")

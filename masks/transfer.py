@@ -19,6 +19,7 @@ from contextlib import nullcontext
 import numpy as np
 import torch
 
+from masks.csr import csr_offsets
 from masks.result import SamplingMask
 
 _BIT_SHIFTS = torch.arange(8, dtype=torch.uint8)
@@ -72,8 +73,7 @@ class PendingCSR:
         if self._ready is not None:
             self._ready.synchronize()
         counts = self._counts.numpy()
-        offsets = np.zeros(counts.shape[0] + 1, dtype=np.int64)
-        np.cumsum(counts, out=offsets[1:])
+        offsets = csr_offsets(counts)
         total = int(offsets[-1])
         wide_rows = np.flatnonzero(counts > self._mask.width)
         with torch.cuda.stream(self._stream) if self._stream is not None else nullcontext():

@@ -89,7 +89,9 @@ _FUSED_NUM_WARPS = 8
 _FUSED_RANK_WORDS = 512
 """Mask words a `fused` program ranks per step of its second pass (32 columns each)."""
 _ROWWISE_BLOCK = 8192
-"""Upstream's BLOCK_SIZE (default num_warps, as upstream)."""
+"""Upstream's BLOCK_SIZE."""
+_ROWWISE_NUM_WARPS = 4
+"""Triton's default, which upstream launches with."""
 _PAD_BLOCK = 1024
 _MAX_TILES_BLOCK = 1024
 
@@ -517,12 +519,12 @@ def compact(
             {"INT": int_type, "EXP": exponent, "BLOCK": _FUSED_BLOCK_BYTES // itemsize,
              "RANK_WORDS": _FUSED_RANK_WORDS, "PAD": _PAD_BLOCK, "WORDS": words},
         )  # fmt: skip
-    elif variant == "rowwise":  # upstream's plain JIT launch, as the baseline
-        with _launch_lock:
-            _rowwise_kernel[(num_reqs,)](
-                logits, row_stride, col_stride, num_sampled_tokens, num_sampled_stride,
-                out.token_ids, out.counts, out.packed_mask, vocab_size, width,
-                INT=int_type, EXP=exponent, BLOCK=_ROWWISE_BLOCK, PAD=_PAD_BLOCK,
-            )  # fmt: skip
+    elif variant == "rowwise":  # upstream's launch: one program per row, default 4 warps
+        _launch(
+            _rowwise_kernel, (num_reqs, 1, 1), _ROWWISE_NUM_WARPS,
+            (logits, row_stride, col_stride, num_sampled_tokens, num_sampled_stride,
+             out.token_ids, out.counts, out.packed_mask, vocab_size, width),
+            {"INT": int_type, "EXP": exponent, "BLOCK": _ROWWISE_BLOCK, "PAD": _PAD_BLOCK},
+        )  # fmt: skip
     else:  # the registry validates names; direct callers get a clear error
         raise ValueError(f"triton variant must be one of {', '.join(VARIANTS)}, got {variant!r}")
