@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One device session on a CUDA machine: environment, the whole test suite natively on CUDA
-# (conformance of every backend and variant), the comparison harness, and the host step.
+# (conformance of every backend and variant, the GPU reliability tests), the host step, an
+# Nsight Compute profile of the fused kernels at R=256, and the comparison harness.
 # Usage (repository root): OUT=results-dir [STAGE=tests|compare] bash benchmarks/gpu_session.sh
 #   [compare options...]   (STAGE=tests also runs benchmarks/host_step.py)
 # Everything lands in $OUT; the bulky outputs are packed into $OUT/session.tgz.
@@ -29,6 +30,14 @@ if [ "$STAGE" = all ] || [ "$STAGE" = tests ]; then
   tail -n 40 "$S/pytest.log"
   timeout 240 python3 benchmarks/host_step.py --backend "${HOST_STEP_BACKEND:-auto}" \
     --out "$S/host_step.json" | tee "$S/host_step.txt" || status=1
+  if command -v ncu > /dev/null; then  # where the fused kernels lose bandwidth at R=256
+    for dtype in fp32 bf16; do
+      timeout 120 ncu --profile-from-start off --kernel-name regex:fused \
+        --section SpeedOfLight --section Occupancy --section WarpStateStats \
+        python3 benchmarks/profile_kernels.py --num-reqs 256 --dtype $dtype \
+        > "$S/ncu-r256-$dtype.txt" 2>&1 || status=1
+    done
+  fi
 fi
 if [ "$STAGE" = all ] || [ "$STAGE" = compare ]; then
   python3 -m masks compare --out-dir "$S" "$@" 2> "$S/compare-stderr.log" > "$S/compare.txt" \

@@ -91,6 +91,21 @@ def _check_out(
 ) -> None:
     if not isinstance(out, SamplingMask):
         raise TypeError(f"out must be a SamplingMask, got {type(out).__name__}")
+    ids, counts, mask = out.token_ids, out.counts, out.packed_mask
+    if (  # the serving-loop case, checked without building messages (host time per step)
+        out.vocab_size == vocab_size
+        and ids.dtype == torch.int32
+        and counts.dtype == torch.int32
+        and mask.dtype == torch.uint8
+        and ids.shape == (num_reqs, width)
+        and counts.shape == (num_reqs,)
+        and mask.shape == (num_reqs, (vocab_size + 7) // 8)
+        and ids.device == counts.device == mask.device == device
+        and ids.is_contiguous()
+        and counts.is_contiguous()
+        and mask.is_contiguous()
+    ):
+        return
     if out.vocab_size != vocab_size:
         raise ValueError(f"out.vocab_size must be {vocab_size}, got {out.vocab_size}")
     expected = (

@@ -1,8 +1,9 @@
 """The host step for CUDA results: only the bytes the answer needs cross to the host.
 
-1. Right after the kernel (same stream, no sync): exclusive offsets of the counts on the device,
-   a scatter of each row's compact ids into a CSR buffer, and an asynchronous copy of the counts
-   into pinned host memory.
+1. Right after the kernel (same stream, no sync): the ids of ``token_ids`` that are not ``-1``
+   padding, packed to the front in row-major order (``nonzero_static``, which needs no size from
+   the host, then a gather: three launches). For rows that fit in W this *is* the CSR's ids. An
+   asynchronous copy of the counts into pinned host memory follows.
 2. When the answer is wanted (`PendingCSR.wait`, typically on the worker's output thread): the
    counts are read, rows wider than W are decoded from the bitmask *on the device* into their
    CSR slots, and exactly ``total`` ids are copied to pinned host memory.
@@ -33,6 +34,17 @@ def _exclusive_cumsum(lengths: torch.Tensor) -> torch.Tensor:
     return torch.cumsum(lengths, dim=0) - lengths
 
 
+def _packed_ids(token_ids: torch.Tensor) -> torch.Tensor:
+    """The non-padding entries of ``token_ids`` (row-major) at the front of an ``[R * W]`` buffer.
+
+    Padding is exactly the ``-1`` entries (the contract), so for rows whose support fits in W
+    the first ``sum(counts)`` entries are the CSR ids. No host sync: the output size is static.
+    """
+    flat = token_ids.view(-1)
+    kept = torch.nonzero_static(flat >= 0, size=flat.numel(), fill_value=0).view(-1)
+    return flat.index_select(0, kept)
+
+
 def _scatter_prefixes(
     token_ids: torch.Tensor, lengths: torch.Tensor, starts: torch.Tensor, size: int
 ) -> torch.Tensor:
@@ -55,12 +67,8 @@ class PendingCSR:
 
     def __init__(self, mask: SamplingMask) -> None:
         self._mask = mask
-        counts = mask.counts.to(torch.int64)
-        fitting = counts.clamp(max=mask.width)
         # The CSR of every row whose support fits in W, assembled before its size is known.
-        self._compact = _scatter_prefixes(
-            mask.token_ids, fitting, _exclusive_cumsum(fitting), mask.num_reqs * mask.width
-        )
+        self._compact = _packed_ids(mask.token_ids)
         self._counts = _host_buffer(mask.counts, mask.num_reqs)
         self._counts.copy_(mask.counts, non_blocking=True)
         self._stream = torch.cuda.current_stream(mask.device) if mask.counts.is_cuda else None

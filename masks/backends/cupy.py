@@ -17,10 +17,11 @@ Design (the one every GPU backend of masks follows):
   not columns.
 * ``split`` (few rows; R=1 must fill the GPU): a *unit* is ``segs_per_unit`` segments of a row,
   one per warp; a tile (block) is ``SPLIT_THREADS / 32`` units. Launch 1 = pass 1 per unit,
-  writing the unit's count to a scratch ``[R, units]`` int32 tensor (no memset: every entry is
-  written); launch 2 turns the row's unit counts into each warp's prefix and the row total (one
-  barrier), writes the count and the -1 padding, and runs pass 2 per unit while the prefix is
-  < W. No block ever waits for another, so nothing relies on blocks being co-resident.
+  writing the unit's count to a scratch ``[R, units]`` int32 buffer (the stream's reused
+  buffer of `masks.backends.scratch`; no memset: every entry is written); launch 2 turns the
+  row's unit counts into each warp's prefix and the row total (one barrier), writes the count
+  and the -1 padding, and runs pass 2 per unit while the prefix is < W. No block ever waits
+  for another, so nothing relies on blocks being co-resident.
 * ``fused`` (many rows): one block per row, warp k streams the k-th equal range of the row, one
   barrier exchanges the warp counts, then each warp ranks its range. One launch.
 * ``auto`` picks ``fused`` from about two waves of row blocks on, using the SM count read once
@@ -43,6 +44,7 @@ from importlib import resources
 import cupy
 import torch
 
+from masks.backends import scratch
 from masks.result import SamplingMask
 
 VARIANTS = ("auto", "split", "fused")
@@ -221,10 +223,10 @@ def compact(
     logits_args = tuple(map(_arg, (address, row_stride, col_stride, num_cols, *active)))
     stream = _stream(index)
     if _get_device() == index:
-        _launch(kernels, variant, vec, logits_args, num_cols, out, stream)
+        _launch(kernels, variant, vec, logits_args, num_cols, out, stream, index)
     else:
         with cupy.cuda.Device(index):
-            _launch(kernels, variant, vec, logits_args, num_cols, out, stream)
+            _launch(kernels, variant, vec, logits_args, num_cols, out, stream, index)
 
 
 def _launch(
@@ -235,9 +237,11 @@ def _launch(
     num_cols: int,
     out: SamplingMask,
     stream,
+    index: int,
 ) -> None:
     """Launch ``variant`` on ``stream``; ``logits_args`` = the kernels' first seven arguments."""
     num_reqs, width = out.token_ids.shape
+    device = out.counts.device
     mask, ids, counts = map(
         _arg, (out.packed_mask.data_ptr(), out.token_ids.data_ptr(), out.counts.data_ptr())
     )
@@ -250,20 +254,11 @@ def _launch(
         num_reqs, num_cols, kernels.target_tiles, threads // 32
     )
     tiles = num_reqs * tiles_per_row
-    units = out.counts.new_empty(tiles * (threads // 32))  # int32 on the device, no memset
-    scratch, tiles_per_row, segs_per_unit = map(
-        _arg, (units.data_ptr(), tiles_per_row, segs_per_unit)
-    )  # `units` stays alive until both launches are queued
-    count_args = (*logits_args, mask, scratch, tiles_per_row, segs_per_unit)
-    kernels.count[vec]((tiles,), (threads,), count_args, stream=stream)
-    rank_args = (
-        mask,
-        logits_args[3],
-        scratch,
-        tiles_per_row,
-        segs_per_unit,
-        ids,
-        _arg(width),
-        counts,
-    )
-    kernels.rank((tiles,), (threads,), rank_args, stream=stream)
+    tiles_per_row, segs_per_unit = _arg(tiles_per_row), _arg(segs_per_unit)
+    # Unit counts (int32, every entry written by launch 1): the stream's reused scratch.
+    with scratch.for_stream(index, stream.ptr).hold(tiles * (threads // 32), device) as units:
+        units = _arg(units.data_ptr())
+        count_args = (*logits_args, mask, units, tiles_per_row, segs_per_unit)
+        kernels.count[vec]((tiles,), (threads,), count_args, stream=stream)
+        rank_args = (mask, logits_args[3], units, tiles_per_row, segs_per_unit, ids, _arg(width))
+        kernels.rank((tiles,), (threads,), (*rank_args, counts), stream=stream)

@@ -21,7 +21,8 @@ stops once ``min(count, W)`` ids are written. (The element-level alternative, a 
 ``popcount(word & ((1 << b) - 1))``, costs ~20 instructions per column for every block.)
 
 * ``"split"`` (few rows): launch 1 has one program per (row, chunk of ``CHUNK`` columns): pass 1
-  for the chunk, its kept count into a ``tile_counts[R, C]`` scratch. Launch 2 (same tiles)
+  for the chunk, its kept count into a ``tile_counts[R, C]`` scratch (the stream's reused buffer,
+  `masks.backends.scratch`). Launch 2 (same tiles)
   prefix-sums the row's tile counts, writes ``counts[r]`` (chunk 0), its share of the ``-1``
   padding, and, when its prefix is below ``W``, pass 2 for its chunk. No program waits on
   another.
@@ -40,12 +41,16 @@ their logits (``rowwise`` reads them, as upstream does).
 
 Launches use the current CUDA device's current torch stream
 (``torch._C._cuda_getCurrentRawStream``, as Triton's JIT does); ``compact`` makes the logits'
-device current first. There is no host synchronisation. Every launch goes through Triton's
-JIT under a module lock (its cache fills and the interpreter's global patching are not
-guaranteed thread safe); relaunching the cached CompiledKernel directly measured slower on the
-H200 with triton 3.6 (61 against 54 us per two-launch split call at R=1). Block
-sizes are tuning functions of the shape and device only; the kernels are the same on the GPU
-and in the interpreter.
+device current first. There is no host synchronisation. The first launch of a specialisation
+goes through Triton's JIT under a module lock (its cache fills and the interpreter's global
+patching are not guaranteed thread safe); it returns the CompiledKernel, which later launches
+call directly (``CompiledKernel.run``, the C launcher the JIT itself ends in), keyed by at
+least what the JIT specialises on (`_launch_key`). The JIT's per-call binding, key hashing and
+hook lookups cost about 24 us per launch on the H200's host with triton 3.6 (measured there:
+a two-launch split call at R=1 took 60 us through the JIT, 32 us direct);
+Triton's launch hooks (``knobs.runtime.launch_enter_hook``, used by profilers such as proton)
+are not called on the direct path. Block sizes are tuning functions of the shape and device
+only; the kernels are the same on the GPU and in the interpreter.
 """
 
 from __future__ import annotations
@@ -58,6 +63,7 @@ import torch
 import triton
 import triton.language as tl
 
+from masks.backends import scratch
 from masks.result import SamplingMask
 
 VARIANTS = ("auto", "split", "fused", "rowwise")
@@ -97,6 +103,10 @@ _MAX_TILES_BLOCK = 1024
 
 _launch_lock = threading.Lock()
 _sm_counts: dict[int, int] = {}
+_compiled: dict[tuple, object] = {}
+"""CompiledKernel per launch key (see `_launch`), filled by the key's first JIT launch."""
+_MAX_COMPILED = 4096
+_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
 
 
 def unavailable_reason(device: torch.device) -> str | None:
@@ -459,10 +469,53 @@ def _split_config(num_reqs: int, vocab_size: int, width: int, sm_count: int) -> 
     return chunk, num_chunks, num_warps, tiles_block, pad
 
 
-def _launch(kernel, grid: tuple, num_warps: int, args: tuple, constexprs: dict) -> None:
-    """Launch through Triton's JIT under a lock (its cache fills are not thread-safe)."""
+def _launch_key(kernel, device_index: int, num_warps: int, args: tuple, constexprs: dict) -> tuple:
+    """Everything Triton's JIT specialises on, at least: each tensor's dtype and 16-byte
+    alignment, and each other argument's value (a superset of its ``== 1`` / ``% 16`` / 32-bit
+    range specialisations: one key per shape, each new one costing a single JIT launch)."""
+    key = [kernel, device_index, num_warps, *constexprs.values()]
+    for value in args:
+        if value.__class__ is torch.Tensor:
+            key += (value.dtype, value.data_ptr() & 15 == 0)
+        else:
+            key.append(value)
+    return tuple(key)
+
+
+def _launch(
+    kernel, device: torch.device, grid: tuple, num_warps: int, args: tuple, constexprs: dict
+) -> None:
+    """Launch on the current stream: the cached CompiledKernel directly, else through the JIT.
+
+    The JIT path (first launch of a key, and every launch in the interpreter) runs under a
+    lock, since its cache fills are not thread-safe; `constexprs` must follow the kernel's
+    parameter order, as the launcher takes every argument positionally.
+    """
+    key = None
+    if device.type == "cuda":
+        key = _launch_key(kernel, device.index, num_warps, args, constexprs)
+        compiled = _compiled.get(key)
+        if compiled is not None:
+            compiled.run(
+                *grid, _raw_stream(device.index), compiled.function, compiled.packed_metadata,
+                None, None, None, *args, *constexprs.values(),
+            )  # fmt: skip
+            return
     with _launch_lock:
-        kernel[grid](*args, **constexprs, num_warps=num_warps)
+        compiled = kernel[grid](*args, **constexprs, num_warps=num_warps)
+    if key is not None and compiled is not None:
+        if list(constexprs) != kernel.arg_names[len(args) :]:
+            raise ValueError(f"{kernel.__name__}: constexprs out of parameter order")
+        if len(_compiled) >= _MAX_COMPILED:
+            _compiled.clear()
+        _compiled[key] = compiled
+
+
+def _stream_scratch(device: torch.device) -> scratch.StreamScratch:
+    """The reused ``tile_counts`` buffer of the current stream (one per CPU for the interpreter)."""
+    if device.type != "cuda":
+        return scratch.for_stream(-1, 0)
+    return scratch.for_stream(device.index, _raw_stream(device.index))
 
 
 def _fused_min_rows(device: torch.device) -> int:
@@ -498,22 +551,22 @@ def compact(
         chunk, num_chunks, num_warps, tiles_block, pad = _split_config(
             num_reqs, vocab_size, width, _sm_count(device)
         )
-        tile_counts = torch.empty(num_reqs * num_chunks, dtype=torch.int32, device=device)
         grid = (num_reqs * num_chunks, 1, 1)
-        _launch(
-            _split_count_kernel, grid, num_warps,
-            (logits, row_stride, col_stride, num_sampled_tokens, num_sampled_stride, mask,
-             tile_counts, vocab_size, num_chunks),
-            {"INT": int_type, "EXP": exponent, "CHUNK": chunk, "WORDS": words},
-        )  # fmt: skip
-        _launch(
-            _split_ids_kernel, grid, num_warps,
-            (mask, tile_counts, out.token_ids, out.counts, vocab_size, width, num_chunks),
-            {"CHUNK": chunk, "TILES_BLOCK": tiles_block, "PAD": pad, "WORDS": words},
-        )  # fmt: skip
+        with _stream_scratch(device).hold(grid[0], device) as tile_counts:
+            _launch(
+                _split_count_kernel, device, grid, num_warps,
+                (logits, row_stride, col_stride, num_sampled_tokens, num_sampled_stride, mask,
+                 tile_counts, vocab_size, num_chunks),
+                {"INT": int_type, "EXP": exponent, "CHUNK": chunk, "WORDS": words},
+            )  # fmt: skip
+            _launch(
+                _split_ids_kernel, device, grid, num_warps,
+                (mask, tile_counts, out.token_ids, out.counts, vocab_size, width, num_chunks),
+                {"CHUNK": chunk, "TILES_BLOCK": tiles_block, "PAD": pad, "WORDS": words},
+            )  # fmt: skip
     elif variant == "fused":
         _launch(
-            _fused_kernel, (num_reqs, 1, 1), _FUSED_NUM_WARPS,
+            _fused_kernel, device, (num_reqs, 1, 1), _FUSED_NUM_WARPS,
             (logits, row_stride, col_stride, num_sampled_tokens, num_sampled_stride,
              out.token_ids, out.counts, mask, vocab_size, width),
             {"INT": int_type, "EXP": exponent, "BLOCK": _FUSED_BLOCK_BYTES // itemsize,
@@ -521,7 +574,7 @@ def compact(
         )  # fmt: skip
     elif variant == "rowwise":  # upstream's launch: one program per row, default 4 warps
         _launch(
-            _rowwise_kernel, (num_reqs, 1, 1), _ROWWISE_NUM_WARPS,
+            _rowwise_kernel, device, (num_reqs, 1, 1), _ROWWISE_NUM_WARPS,
             (logits, row_stride, col_stride, num_sampled_tokens, num_sampled_stride,
              out.token_ids, out.counts, out.packed_mask, vocab_size, width),
             {"INT": int_type, "EXP": exponent, "BLOCK": _ROWWISE_BLOCK, "PAD": _PAD_BLOCK},

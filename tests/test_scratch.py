@@ -1,0 +1,52 @@
+"""The per-stream scratch of the two-launch kernels: sizes, growth, and exclusive holding."""
+
+from __future__ import annotations
+
+import threading
+
+import torch
+
+from masks.backends import scratch
+
+
+def test_hold_gives_a_buffer_at_least_as_large_as_asked_and_reuses_it() -> None:
+    stream_scratch = scratch.StreamScratch()
+    with stream_scratch.hold(10, torch.device("cpu")) as first:
+        assert first.dtype == torch.int32 and first.numel() >= 10
+    with stream_scratch.hold(5, torch.device("cpu")) as second:
+        assert second.data_ptr() == first.data_ptr()
+
+
+def test_a_grown_buffer_keeps_the_old_one_alive_for_captured_graphs() -> None:
+    stream_scratch = scratch.StreamScratch()
+    with stream_scratch.hold(10, torch.device("cpu")) as small:
+        pass
+    with stream_scratch.hold(11, torch.device("cpu")) as large:
+        assert large.numel() >= 20  # grows by doubling, so growth is rare
+    assert any(old is small for old in stream_scratch._retired)
+
+
+def test_a_second_holder_waits_until_the_first_has_launched_everything() -> None:
+    stream_scratch = scratch.StreamScratch()
+    events = []
+    inside = threading.Event()
+
+    def second_holder() -> None:
+        inside.wait()
+        with stream_scratch.hold(4, torch.device("cpu")):
+            events.append("second")
+
+    thread = threading.Thread(target=second_holder)
+    thread.start()
+    with stream_scratch.hold(4, torch.device("cpu")):
+        inside.set()
+        thread.join(timeout=0.2)  # blocked on the held scratch
+        events.append("first done")
+    thread.join()
+    assert events == ["first done", "second"]
+
+
+def test_each_stream_of_each_device_has_its_own_scratch() -> None:
+    assert scratch.for_stream(0, 1) is scratch.for_stream(0, 1)
+    assert scratch.for_stream(0, 1) is not scratch.for_stream(0, 2)
+    assert scratch.for_stream(0, 1) is not scratch.for_stream(1, 1)
