@@ -32,7 +32,7 @@ if [ "$STAGE" = all ] || [ "$STAGE" = tests ]; then
     --out "$S/host_step.json" | tee "$S/host_step.txt" || status=1
   if command -v ncu > /dev/null; then  # where the fused kernels lose bandwidth at R=256
     for dtype in fp32 bf16; do
-      timeout 120 ncu --profile-from-start off --kernel-name regex:fused \
+      timeout 120 ncu --clock-control none --profile-from-start off --kernel-name regex:fused \
         --section SpeedOfLight --section Occupancy --section WarpStateStats \
         python3 benchmarks/profile_kernels.py --num-reqs 256 --dtype $dtype \
         > "$S/ncu-r256-$dtype.txt" 2>&1 || status=1

@@ -3,12 +3,13 @@
 Run under Nsight Compute, e.g. (the R=256 rows are where every backend misses 80% of the copy
 ceiling):
 
-    ncu --section SpeedOfLight --section Occupancy --section WarpStateStats \\
-        --kernel-name regex:"compact_fused|_fused_kernel" --launch-skip 0 --launch-count 4 \\
+    ncu --clock-control none --profile-from-start off --kernel-name regex:fused \\
+        --section SpeedOfLight --section Occupancy --section WarpStateStats \\
         python benchmarks/profile_kernels.py --num-reqs 256 --dtype bf16
 
 Each backend is called twice before profiling starts (compilation, caches), then once inside a
 ``cudaProfilerStart/Stop`` range, so ``--profile-from-start off`` limits ncu to those calls.
+``--clock-control none`` leaves the clocks as the timings saw them.
 """
 
 from __future__ import annotations

@@ -76,7 +76,8 @@ _BITS = {
     torch.float64: (tl.int64, 0x7FF0000000000000, 8),
 }
 
-# --- tuning knobs: shape/device choices only, never a different kernel (defaults untuned) -----
+# --- tuning knobs: shape/device choices only, never a different kernel. Launches are cached per
+# shape (`_compiled`): a tuning script that changes a knob must clear that cache. -------------
 _CPU_SM_COUNT = 8
 """Stand-in SM count for CPU tensors (the interpreter), so `auto` exercises both designs."""
 _FUSED_MIN_ROWS_PER_SM = 1.0
@@ -469,6 +470,23 @@ def _split_config(num_reqs: int, vocab_size: int, width: int, sm_count: int) -> 
     return chunk, num_chunks, num_warps, tiles_block, pad
 
 
+def _call_key(
+    logits: torch.Tensor, num_sampled_tokens: torch.Tensor | None, out: SamplingMask, variant: str
+) -> tuple | None:
+    """What every argument and constexpr of one call's launches is a function of, or ``None``
+    when a pointer is not 16-byte aligned (each launch is then keyed by its own arguments)."""
+    pointers = logits.data_ptr() | out.token_ids.data_ptr() | out.packed_mask.data_ptr()
+    pointers |= out.counts.data_ptr()
+    counts_in = None
+    if num_sampled_tokens is not None:
+        pointers |= num_sampled_tokens.data_ptr()
+        counts_in = (num_sampled_tokens.dtype, num_sampled_tokens.stride(0))
+    if pointers & 15:
+        return None
+    shape = (logits.dtype, logits.shape, logits.stride(), counts_in, out.width)
+    return (variant, logits.device.index, *shape)
+
+
 def _launch_key(kernel, device_index: int, num_warps: int, args: tuple, constexprs: dict) -> tuple:
     """Everything Triton's JIT specialises on, at least: each tensor's dtype and 16-byte
     alignment, and each other argument's value (a superset of its ``== 1`` / ``% 16`` / 32-bit
@@ -483,17 +501,28 @@ def _launch_key(kernel, device_index: int, num_warps: int, args: tuple, constexp
 
 
 def _launch(
-    kernel, device: torch.device, grid: tuple, num_warps: int, args: tuple, constexprs: dict
+    kernel,
+    device: torch.device,
+    grid: tuple,
+    num_warps: int,
+    args: tuple,
+    constexprs: dict,
+    call_key: tuple | None,
 ) -> None:
     """Launch on the current stream: the cached CompiledKernel directly, else through the JIT.
 
-    The JIT path (first launch of a key, and every launch in the interpreter) runs under a
-    lock, since its cache fills are not thread-safe; `constexprs` must follow the kernel's
-    parameter order, as the launcher takes every argument positionally.
+    On CUDA the cache key is ``(kernel, call_key)`` (one tuple built per call, see `_call_key`),
+    or the launch's own `_launch_key` when there is no call key. The JIT path (first launch of a
+    key, and every launch in the interpreter) runs under a lock, since its cache fills are not
+    thread-safe; `constexprs` must follow the kernel's parameter order, as the launcher takes
+    every argument positionally.
     """
     key = None
     if device.type == "cuda":
-        key = _launch_key(kernel, device.index, num_warps, args, constexprs)
+        if call_key is None:
+            key = _launch_key(kernel, device.index, num_warps, args, constexprs)
+        else:
+            key = (kernel, call_key)
         compiled = _compiled.get(key)
         if compiled is not None:
             compiled.run(
@@ -547,22 +576,28 @@ def compact(
     words = mask.shape[1] % 4 == 0 and mask.data_ptr() % 4 == 0  # int32 access to mask rows
     if variant == "auto":
         variant = _auto_variant(num_reqs, device)
+    call_key = None
+    if device.type == "cuda":
+        call_key = _call_key(logits, num_sampled_tokens, out, variant)
     if variant == "split":
         chunk, num_chunks, num_warps, tiles_block, pad = _split_config(
             num_reqs, vocab_size, width, _sm_count(device)
         )
         grid = (num_reqs * num_chunks, 1, 1)
         with _stream_scratch(device).hold(grid[0], device) as tile_counts:
+            if tile_counts.data_ptr() & 15:  # a whole allocation: never, but keyed if so
+                call_key = None
             _launch(
                 _split_count_kernel, device, grid, num_warps,
                 (logits, row_stride, col_stride, num_sampled_tokens, num_sampled_stride, mask,
                  tile_counts, vocab_size, num_chunks),
-                {"INT": int_type, "EXP": exponent, "CHUNK": chunk, "WORDS": words},
+                {"INT": int_type, "EXP": exponent, "CHUNK": chunk, "WORDS": words}, call_key,
             )  # fmt: skip
             _launch(
                 _split_ids_kernel, device, grid, num_warps,
                 (mask, tile_counts, out.token_ids, out.counts, vocab_size, width, num_chunks),
                 {"CHUNK": chunk, "TILES_BLOCK": tiles_block, "PAD": pad, "WORDS": words},
+                call_key,
             )  # fmt: skip
     elif variant == "fused":
         _launch(
@@ -570,7 +605,7 @@ def compact(
             (logits, row_stride, col_stride, num_sampled_tokens, num_sampled_stride,
              out.token_ids, out.counts, mask, vocab_size, width),
             {"INT": int_type, "EXP": exponent, "BLOCK": _FUSED_BLOCK_BYTES // itemsize,
-             "RANK_WORDS": _FUSED_RANK_WORDS, "PAD": _PAD_BLOCK, "WORDS": words},
+             "RANK_WORDS": _FUSED_RANK_WORDS, "PAD": _PAD_BLOCK, "WORDS": words}, call_key,
         )  # fmt: skip
     elif variant == "rowwise":  # upstream's launch: one program per row, default 4 warps
         _launch(
@@ -578,6 +613,7 @@ def compact(
             (logits, row_stride, col_stride, num_sampled_tokens, num_sampled_stride,
              out.token_ids, out.counts, out.packed_mask, vocab_size, width),
             {"INT": int_type, "EXP": exponent, "BLOCK": _ROWWISE_BLOCK, "PAD": _PAD_BLOCK},
+            call_key,
         )  # fmt: skip
     else:  # the registry validates names; direct callers get a clear error
         raise ValueError(f"triton variant must be one of {', '.join(VARIANTS)}, got {variant!r}")
