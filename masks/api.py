@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import torch
 
 from masks import registry
@@ -41,10 +43,21 @@ def compact_sampling_mask(
     else:
         _check_out(out, num_reqs, vocab_size, min(max_num_kept, vocab_size), logits.device)
     if num_reqs and vocab_size:
-        kernel(logits, num_sampled_tokens, out)
+        try:
+            kernel(logits, num_sampled_tokens, out)
+        except Exception as error:  # e.g. a compile failure for a new dtype, a lost device
+            _name_the_backend(error, kernel)
+            raise
     elif num_reqs:
         out.counts.zero_()
     return out
+
+
+def _name_the_backend(error: Exception, kernel: partial) -> None:
+    """Add which backend raised to the traceback (a note, so the exception's type is kept)."""
+    backend = kernel.func.__module__.rpartition(".")[2]
+    if hasattr(error, "add_note"):  # Python >= 3.11
+        error.add_note(f"raised by masks backend '{backend}:{kernel.keywords['variant']}'")
 
 
 def _check_inputs(

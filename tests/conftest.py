@@ -6,6 +6,10 @@ with their reason, so the pytest summary (-ra) says why each one did not run.
 
 from __future__ import annotations
 
+import json
+import os
+from collections.abc import Callable
+
 import pytest
 import torch
 
@@ -14,17 +18,46 @@ from masks import registry
 DEVICE = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
-def backend_params() -> list:
+def backend_params(device: torch.device = DEVICE, marks: tuple = ()) -> list:
+    """Every backend x variant on ``device``, each with ``marks``; a backend that cannot run
+    there is one parameter skipped with the registry's reason."""
     params = []
     for name, spec in registry.BACKENDS.items():
-        failure = registry.probe_failure(spec, DEVICE)
+        failure = registry.probe_failure(spec, device)
         if failure is not None:
-            params.append(pytest.param(name, id=name, marks=pytest.mark.skip(reason=str(failure))))
+            skip = pytest.mark.skip(reason=str(failure))
+            params.append(pytest.param(name, id=name, marks=[*marks, skip]))
             continue
-        params += [pytest.param(f"{name}:{v}", id=f"{name}:{v}") for v in registry.variants(name)]
+        params += [
+            pytest.param(f"{name}:{v}", id=f"{name}:{v}", marks=marks)
+            for v in registry.variants(name)
+        ]
     return params
+
+
+def gpu_backend_params() -> list:
+    """Every backend x variant on CUDA, marked `gpu`; without a GPU each backend is skipped with
+    the registry's reason."""
+    return backend_params(torch.device("cuda"), marks=(pytest.mark.gpu,))
 
 
 @pytest.fixture(scope="session")
 def device() -> torch.device:
     return DEVICE
+
+
+@pytest.fixture
+def record_figures(request: pytest.FixtureRequest) -> Callable[..., None]:
+    """Print the figures a reliability test measured as one JSON line; with the environment
+    variable MASKS_RELIABILITY_LOG set, also append that line to the file it names, so a GPU
+    session leaves a record of them (cases fuzzed, bytes, drift, compile counts...)."""
+
+    def record(**figures: object) -> None:
+        line = json.dumps({"test": request.node.nodeid, **figures}, default=str)
+        print(line)
+        path = os.environ.get("MASKS_RELIABILITY_LOG")
+        if path:
+            with open(path, "a") as log:
+                log.write(line + "\n")
+
+    return record

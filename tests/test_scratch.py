@@ -17,13 +17,12 @@ def test_hold_gives_a_buffer_at_least_as_large_as_asked_and_reuses_it() -> None:
         assert second.data_ptr() == first.data_ptr()
 
 
-def test_a_grown_buffer_keeps_the_old_one_alive_for_captured_graphs() -> None:
+def test_a_larger_request_grows_the_buffer_by_doubling() -> None:
     stream_scratch = scratch.StreamScratch()
-    with stream_scratch.hold(10, torch.device("cpu")) as small:
+    with stream_scratch.hold(10, torch.device("cpu")):
         pass
     with stream_scratch.hold(11, torch.device("cpu")) as large:
-        assert large.numel() >= 20  # grows by doubling, so growth is rare
-    assert any(old is small for old in stream_scratch._retired)
+        assert large.numel() >= 20  # so growth is rare
 
 
 def test_a_second_holder_waits_until_the_first_has_launched_everything() -> None:

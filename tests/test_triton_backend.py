@@ -31,17 +31,17 @@ VARIANTS = [v for v in backend.VARIANTS if v != "auto"]
 @pytest.mark.parametrize("sm_count", [4, 132])
 @pytest.mark.parametrize("num_reqs", [1, 4, 16, 256, 1024])
 @pytest.mark.parametrize("vocab_size", [1, 33, 20_001, 151_936, 262_144])
-@pytest.mark.parametrize("width", [0, 1, 2048])
-def test_split_config_covers_the_row(sm_count, num_reqs, vocab_size, width):
-    chunk, num_chunks, num_warps, tiles_block, pad = backend._split_config(
-        num_reqs, vocab_size, width, sm_count
-    )
-    assert chunk % 32 == 0 and chunk & (chunk - 1) == 0
+def test_split_config_covers_the_row_from_a_few_chunk_buckets(sm_count, num_reqs, vocab_size):
+    chunk, num_chunks, num_warps = backend._split_config(num_reqs, vocab_size, sm_count)
+    assert chunk in backend._SPLIT_CHUNKS
     assert (num_chunks - 1) * chunk < vocab_size <= num_chunks * chunk
-    assert num_chunks * pad >= width and pad & (pad - 1) == 0
-    assert 1 <= num_warps <= 8 and 1 <= tiles_block <= backend._MAX_TILES_BLOCK
+    assert 1 <= num_warps <= 8
     tiles = num_reqs * num_chunks
-    assert tiles >= backend._SPLIT_TILES_PER_SM * sm_count or chunk == backend._SPLIT_MIN_CHUNK
+    assert tiles >= backend._SPLIT_TILES_PER_SM * sm_count or chunk == min(backend._SPLIT_CHUNKS)
+    larger = [c for c in backend._SPLIT_CHUNKS if c > chunk]
+    assert all(
+        num_reqs * -(-vocab_size // c) < backend._SPLIT_TILES_PER_SM * sm_count for c in larger
+    )
 
 
 def test_auto_picks_split_for_few_rows_and_fused_for_many():

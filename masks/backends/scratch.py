@@ -5,8 +5,9 @@ small int32 device buffer. Allocating it per call costs a caching-allocator roun
 host (a few us of a ~20 us dispatch); here each stream keeps one buffer. A caller holds it from
 its first launch to its last (`StreamScratch.hold`), so two host threads launching on the same
 stream cannot interleave their launches around it; launches on one stream run in order, so the
-next holder's kernels never overlap the previous holder's. A buffer that grows is replaced, and
-the old one is kept alive: a CUDA graph captured with it may still be replayed.
+next holder's kernels never overlap the previous holder's. A call being captured into a CUDA
+graph gets a buffer of its own instead, since the graph may later be replayed on another
+stream.
 """
 
 from __future__ import annotations
@@ -19,12 +20,11 @@ import torch
 class StreamScratch:
     """One growing int32 buffer and one lock per (device, stream pointer)."""
 
-    __slots__ = ("_buffer", "_lock", "_retired")
+    __slots__ = ("_buffer", "_lock")
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._buffer: torch.Tensor | None = None
-        self._retired: list[torch.Tensor] = []
 
     def hold(self, numel: int, device: torch.device) -> _Held:
         """``with scratch.hold(n, device) as buffer:`` an int32 buffer of at least ``n`` entries."""
@@ -32,10 +32,14 @@ class StreamScratch:
 
     def _acquire(self, numel: int, device: torch.device) -> torch.Tensor:
         self._lock.acquire()
+        if device.type == "cuda" and torch.cuda.is_current_stream_capturing():
+            # A graph gets a buffer of its own (from its private pool, alive as long as the
+            # graph), since it may be replayed on another stream while this one is in use.
+            return torch.empty(numel, dtype=torch.int32, device=device)
         buffer = self._buffer
         if buffer is None or buffer.numel() < numel:
-            if buffer is not None:
-                self._retired.append(buffer)
+            # The old buffer is freed to torch's allocator, which reuses it in this stream's
+            # order (it was allocated on this stream), so kernels still queued on it are safe.
             size = max(numel, 2 * buffer.numel()) if buffer is not None else numel
             buffer = self._buffer = torch.empty(size, dtype=torch.int32, device=device)
         return buffer

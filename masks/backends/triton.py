@@ -86,8 +86,8 @@ harness grid: split 23.3 against fused 31.5 us at R=64, fused 55.6 against split
 R=256; benchmarks/results/h200-2026-11-30)."""
 _SPLIT_TILES_PER_SM = 2
 """`split` picks the largest CHUNK that still gives every SM this many tiles."""
-_SPLIT_MIN_CHUNK = 256
-_SPLIT_MAX_CHUNK = 8192
+_SPLIT_CHUNKS = (8192, 2048, 512)
+"""`split`'s CHUNK buckets (columns per tile), largest first: each is a compiled kernel pair."""
 _SPLIT_COLUMNS_PER_WARP = 256
 """`split` num_warps = CHUNK / this, clamped to [1, 8]."""
 _FUSED_BLOCK_BYTES = 32768
@@ -100,7 +100,10 @@ _ROWWISE_BLOCK = 8192
 _ROWWISE_NUM_WARPS = 4
 """Triton's default, which upstream launches with."""
 _PAD_BLOCK = 1024
-_MAX_TILES_BLOCK = 1024
+_SPLIT_PAD = 128
+"""-1 slots a `split` tile writes per step (tile c: slots c * PAD + k * num_chunks * PAD...)."""
+_TILES_BLOCK = 256
+"""Tile counts a `split` tile sums per step to find its prefix."""
 
 _launch_lock = threading.Lock()
 _sm_counts: dict[int, int] = {}
@@ -262,7 +265,7 @@ def _finish_row(ids_row_ptr, counts_ptr, row, count, width, PAD: tl.constexpr):
 # --- kernels ----------------------------------------------------------------------------------
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["num_sampled_stride", "num_chunks"])
 def _split_count_kernel(
     logits_ptr,
     row_stride,
@@ -292,7 +295,7 @@ def _split_count_kernel(
     tl.store(tile_counts_ptr + tile, tl.sum(_popcount(words), 0))
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["vocab_size", "width", "num_chunks"])
 def _split_ids_kernel(
     mask_ptr,
     tile_counts_ptr,
@@ -322,7 +325,8 @@ def _split_ids_kernel(
     ids_row = ids_ptr + row * width
     if chunk == 0:
         tl.store(counts_ptr + row, total)
-    _fill_padding(ids_row, chunk * PAD, tl.minimum(total, width), width, PAD)
+    for first_slot in range(chunk * PAD, width, num_chunks * PAD):  # this tile's padding share
+        _fill_padding(ids_row, first_slot, tl.minimum(total, width), width, PAD)
     if (prefix < width) & (own > 0):
         start = chunk * CHUNK
         mask_row = mask_ptr + row * tl.cdiv(vocab_size, 8)
@@ -330,7 +334,7 @@ def _split_ids_kernel(
         _rank_words(ids_row, words, prefix, start, width, CHUNK // 32)
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["num_sampled_stride", "width"])
 def _fused_kernel(
     logits_ptr,
     row_stride,
@@ -453,21 +457,19 @@ def _sm_count(device: torch.device) -> int:
 
 
 @functools.lru_cache(maxsize=1024)
-def _split_config(num_reqs: int, vocab_size: int, width: int, sm_count: int) -> tuple:
-    """(CHUNK, num_chunks, num_warps, TILES_BLOCK, PAD) of the split variant for this shape.
+def _split_config(num_reqs: int, vocab_size: int, sm_count: int) -> tuple[int, int, int]:
+    """(CHUNK, num_chunks, num_warps) of the split variant for this shape.
 
-    CHUNK is the largest power of two in [_SPLIT_MIN_CHUNK, _SPLIT_MAX_CHUNK] that still gives
-    every SM `_SPLIT_TILES_PER_SM` tiles; PAD makes num_chunks * PAD cover the width.
+    CHUNK is the largest of _SPLIT_CHUNKS that still gives every SM `_SPLIT_TILES_PER_SM`
+    tiles (or the smallest): a few buckets, so a new shape rarely compiles a new kernel.
     """
-    chunk = _SPLIT_MAX_CHUNK
     target = _SPLIT_TILES_PER_SM * sm_count
-    while chunk > _SPLIT_MIN_CHUNK and num_reqs * triton.cdiv(vocab_size, chunk) < target:
-        chunk //= 2
-    num_chunks = triton.cdiv(vocab_size, chunk)
+    chunk = next(
+        (c for c in _SPLIT_CHUNKS if num_reqs * triton.cdiv(vocab_size, c) >= target),
+        _SPLIT_CHUNKS[-1],
+    )
     num_warps = max(1, min(8, chunk // _SPLIT_COLUMNS_PER_WARP))
-    tiles_block = min(triton.next_power_of_2(num_chunks), _MAX_TILES_BLOCK)
-    pad = triton.next_power_of_2(max(1, triton.cdiv(width, num_chunks)))
-    return chunk, num_chunks, num_warps, tiles_block, pad
+    return chunk, triton.cdiv(vocab_size, chunk), num_warps
 
 
 def _call_key(
@@ -580,9 +582,7 @@ def compact(
     if device.type == "cuda":
         call_key = _call_key(logits, num_sampled_tokens, out, variant)
     if variant == "split":
-        chunk, num_chunks, num_warps, tiles_block, pad = _split_config(
-            num_reqs, vocab_size, width, _sm_count(device)
-        )
+        chunk, num_chunks, num_warps = _split_config(num_reqs, vocab_size, _sm_count(device))
         grid = (num_reqs * num_chunks, 1, 1)
         with _stream_scratch(device).hold(grid[0], device) as tile_counts:
             if tile_counts.data_ptr() & 15:  # a whole allocation: never, but keyed if so
@@ -596,7 +596,7 @@ def compact(
             _launch(
                 _split_ids_kernel, device, grid, num_warps,
                 (mask, tile_counts, out.token_ids, out.counts, vocab_size, width, num_chunks),
-                {"CHUNK": chunk, "TILES_BLOCK": tiles_block, "PAD": pad, "WORDS": words},
+                {"CHUNK": chunk, "TILES_BLOCK": _TILES_BLOCK, "PAD": _SPLIT_PAD, "WORDS": words},
                 call_key,
             )  # fmt: skip
     elif variant == "fused":
