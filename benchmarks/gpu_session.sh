@@ -3,7 +3,8 @@
 # (conformance of every backend and variant, the GPU reliability tests), the host step, an
 # Nsight Compute profile of the fused kernels at R=256, and the comparison harness.
 # Usage (repository root): OUT=results-dir [STAGE=tests|compare] bash benchmarks/gpu_session.sh
-#   [compare options...]   (STAGE=tests also runs benchmarks/host_step.py)
+#   [compare options...]   (tests: pytest + ncu, about 8 minutes; compare: the host step and
+#   the harness, about 7 minutes with --time-limit-s 300)
 # Everything lands in $OUT; the bulky outputs are packed into $OUT/session.tgz.
 set -uo pipefail
 OUT=${OUT:?set OUT to an output folder}
@@ -25,14 +26,12 @@ S="$OUT/session"
 cat "$S/env.txt"
 status=0
 if [ "$STAGE" = all ] || [ "$STAGE" = tests ]; then
-  timeout 300 python3 -m pytest tests -q -p no:cacheprovider --junitxml "$S/junit.xml" \
-    > "$S/pytest.log" 2>&1 || status=1
+  MASKS_RELIABILITY_LOG="$S/reliability.jsonl" timeout 480 python3 -m pytest tests -q -rs \
+    -p no:cacheprovider --junitxml "$S/junit.xml" > "$S/pytest.log" 2>&1 || status=1
   tail -n 40 "$S/pytest.log"
-  timeout 240 python3 benchmarks/host_step.py --backend "${HOST_STEP_BACKEND:-auto}" \
-    --out "$S/host_step.json" | tee "$S/host_step.txt" || status=1
   if command -v ncu > /dev/null; then  # where the fused kernels lose bandwidth at R=256
     for dtype in fp32 bf16; do
-      timeout 120 ncu --clock-control none --profile-from-start off --kernel-name regex:fused \
+      timeout 60 ncu --clock-control none --profile-from-start off --kernel-name regex:fused \
         --section SpeedOfLight --section Occupancy --section WarpStateStats \
         python3 benchmarks/profile_kernels.py --num-reqs 256 --dtype $dtype \
         > "$S/ncu-r256-$dtype.txt" 2>&1 || status=1
@@ -40,6 +39,8 @@ if [ "$STAGE" = all ] || [ "$STAGE" = tests ]; then
   fi
 fi
 if [ "$STAGE" = all ] || [ "$STAGE" = compare ]; then
+  timeout 150 python3 benchmarks/host_step.py --backend "${HOST_STEP_BACKEND:-auto}" \
+    --out "$S/host_step.json" | tee "$S/host_step.txt" || status=1
   python3 -m masks compare --out-dir "$S" "$@" 2> "$S/compare-stderr.log" > "$S/compare.txt" \
     || status=1
   tail -n 25 "$S/compare.txt"

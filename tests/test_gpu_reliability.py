@@ -41,7 +41,6 @@ CUDA = torch.device("cuda")
 BACKENDS = gpu_backend_params()
 
 
-
 def marked(params: list, backend_prefix: str, mark: pytest.MarkDecorator) -> list:
     """``params`` with ``mark`` added to the backends whose name starts with ``backend_prefix``."""
     return [

@@ -1,10 +1,14 @@
-"""Numba backend specifics: the simulator-safe warp vote, launch geometry, dispatch caching.
+"""Numba backend specifics: the simulator-safe warp scan, launch geometry, dispatch caching, and
+the GPU compilation of every kernel signature.
 
-Run under the simulator (``NUMBA_ENABLE_CUDASIM=1``) on CPU-only machines; the GPU-marked test
-compares the ballot intrinsic with its simulator-safe equivalent on a real GPU.
+Run under the simulator (``NUMBA_ENABLE_CUDASIM=1``) on CPU-only machines; the GPU-marked tests
+compare the shuffle scan with its simulator-safe equivalent and the plans on a real GPU, and the
+PTX test compiles every kernel for sm_90 wherever numba-cuda can compile (no GPU needed).
 """
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 import pytest
@@ -23,91 +27,113 @@ needs_kernels = pytest.mark.skipif(
     not RUNNABLE, reason="needs a CUDA GPU or the simulator (NUMBA_ENABLE_CUDASIM=1)"
 )
 DEVICE = "cuda" if HAS_GPU else "cpu"
-UNROLL, WARPS, VOTE_SLOTS = nb.UNROLL, nb.WARPS, nb.VOTE_SLOTS  # compile-time constants
-warp_words_ballot, warp_words_atomic = nb.warp_words_ballot, nb.warp_words_atomic
+warp_scan_shuffle, warp_scan_shared = nb.warp_scan_shuffle, nb.warp_scan_shared
 
 
-def _words_kernel(flags, use_ballot, out):
-    """out[group, k] = the warp word of flags[group * 32 * UNROLL + 32 k + lane]."""
+def _scan_kernel(values, use_shuffle, before, total):
+    """``before[i], total[i]`` = the warp scan of ``values`` at thread i."""
     tid = cuda.threadIdx.x
-    group = cuda.blockIdx.x * WARPS + tid // 32
-    vote = cuda.shared.array(0, types.uint32)[:VOTE_SLOTS]
-    mine = cuda.local.array(UNROLL, types.boolean)
-    words = cuda.local.array(UNROLL, types.uint32)
-    for k in range(UNROLL):
-        mine[k] = flags[group * 32 * UNROLL + 32 * k + tid % 32] != 0
-    if use_ballot:
-        warp_words_ballot(mine, words, vote)
+    i = cuda.blockIdx.x * cuda.blockDim.x + tid
+    warp = tid // 32
+    scratch = cuda.shared.array(0, types.int32)[32 * warp : 32 * warp + 32]
+    if use_shuffle:
+        b, t = warp_scan_shuffle(values[i], tid % 32, scratch)
     else:
-        warp_words_atomic(mine, words, vote)
-    for k in range(UNROLL):
-        out[group * UNROLL + k] = words[k]
+        b, t = warp_scan_shared(values[i], tid % 32, scratch)
+    before[i] = b
+    total[i] = t
 
 
-def _expected_words(flags: np.ndarray) -> np.ndarray:
-    bits = flags.reshape(-1, 32).astype(np.uint64)
-    return (bits << np.arange(32, dtype=np.uint64)).sum(axis=1).astype(np.uint32)
-
-
-def _run_words(use_ballot: bool, blocks: int = 3, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def _run_scan(use_shuffle: bool, blocks: int = 3, seed: int = 0):
+    """(got, want): each an array of (before, total) per thread."""
+    threads = nb.SPLIT_THREADS
     rng = np.random.default_rng(seed)
-    flags = (rng.random(blocks * nb.SEGMENT) < 0.4).astype(np.int32)
-    flags[: 32 * nb.UNROLL] = 1  # a full word (bit 31 set) and, below, an empty one
-    flags[32 * nb.UNROLL : 64 * nb.UNROLL] = 0
-    out = np.zeros(blocks * nb.WARPS * nb.UNROLL, dtype=np.uint32)
-    kernel = cuda.jit(_words_kernel)
+    values = rng.integers(0, 33, blocks * threads).astype(np.int32)  # word popcounts
+    values[:32] = 32
+    values[32:64] = rng.integers(0, 10**6, 32)  # unit counts
+    groups = values.reshape(-1, 32).astype(np.int64)
+    want = np.stack([(np.cumsum(groups, axis=1) - groups).ravel(), groups.sum(1).repeat(32)])
+    before = np.zeros_like(values)
+    total = np.zeros_like(values)
+    kernel = cuda.jit(_scan_kernel)[blocks, threads, 0, 4 * threads]
     if nb.SIMULATED:
-        kernel[blocks, nb.BLOCK, 0, 4 * VOTE_SLOTS](flags, use_ballot, out)
+        kernel(values, use_shuffle, before, total)
     else:
-        d_out = cuda.to_device(out)
-        kernel[blocks, nb.BLOCK, 0, 4 * VOTE_SLOTS](cuda.to_device(flags), use_ballot, d_out)
-        out = d_out.copy_to_host()
-    return out, _expected_words(flags)
+        d_before, d_total = cuda.to_device(before), cuda.to_device(total)
+        kernel(cuda.to_device(values), use_shuffle, d_before, d_total)
+        before, total = d_before.copy_to_host(), d_total.copy_to_host()
+    return np.stack([before, total]), want
 
 
 @needs_kernels
-def test_simulator_safe_vote_builds_warp_words() -> None:
-    got, want = _run_words(use_ballot=False)
+def test_simulator_safe_scan_prefixes_and_totals() -> None:
+    got, want = _run_scan(use_shuffle=False)
     np.testing.assert_array_equal(got, want)
 
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not HAS_GPU, reason="needs a CUDA GPU (outside the simulator)")
-def test_ballot_intrinsic_matches_simulator_safe_vote() -> None:
-    ballot, want = _run_words(use_ballot=True, blocks=64, seed=1)
-    fallback, _ = _run_words(use_ballot=False, blocks=64, seed=1)
-    np.testing.assert_array_equal(ballot, want)
-    np.testing.assert_array_equal(fallback, ballot)
+def test_shuffle_scan_matches_simulator_safe_scan() -> None:
+    shuffle, want = _run_scan(use_shuffle=True, blocks=64, seed=1)
+    shared, _ = _run_scan(use_shuffle=False, blocks=64, seed=1)
+    np.testing.assert_array_equal(shuffle, want)
+    np.testing.assert_array_equal(shared, shuffle)
 
 
 def test_geometry_split_fills_the_gpu_and_fused_takes_many_rows() -> None:
-    wave = 132 * nb._RESIDENT_BLOCKS_PER_SM
-    one = nb.geometry(1, 151_936, "auto", 132)
-    assert not one.fused
-    assert one.chunk % nb.SEGMENT == 0
-    assert one.num_tiles * one.chunk >= 151_936 > (one.num_tiles - 1) * one.chunk
-    many = nb.geometry(nb._FUSED_MIN_WAVES * wave, 151_936, "auto", 132)
-    assert many.fused
-    assert not nb.geometry(10**6, 100, "split", 132).fused
-    assert nb.geometry(1, 100, "fused", 132).fused
+    sms, vocab = 132, 151_936
+    warps = nb.SPLIT_THREADS // 32
+    for num_reqs in (1, 16, 64):
+        split = nb.geometry(num_reqs, vocab, "auto", sms)
+        assert not split.fused
+        assert 1 <= split.segs_per_unit <= nb.MAX_SEGS_PER_UNIT
+        unit_cols = split.segs_per_unit * nb.SEGMENT
+        units = split.tiles_per_row * warps
+        assert units * unit_cols >= vocab > (units - warps) * unit_cols  # no empty tile
+        if split.segs_per_unit > 1:  # units only grow while the GPU stays filled
+            assert num_reqs * split.tiles_per_row >= nb.SPLIT_TILES_PER_SM * sms
+    per_sm = max(1, nb._RESIDENT_THREADS // nb.FUSED_THREADS)
+    rows = int(np.ceil(nb.FUSED_MIN_WAVES * sms * per_sm))
+    assert nb.geometry(rows, vocab, "auto", sms).fused
+    assert not nb.geometry(rows - 1, vocab, "auto", sms).fused
+    assert not nb.geometry(10**6, 100, "split", sms).fused
+    assert nb.geometry(1, 100, "fused", sms).fused
 
 
 @needs_kernels
 @pytest.mark.parametrize("variant", nb.VARIANTS)
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64])
-@pytest.mark.parametrize("tail", [5, 32], ids=["bytes", "words"])
-def test_multi_tile_rows_and_strides(variant: str, dtype: torch.dtype, tail: int) -> None:
-    """Several tiles per row (split) and warp ranges per row (fused), W inside/beyond a warp
-    range, a column-strided view; ``tail`` 32 makes mask rows 4-byte aligned (ranking reads
-    32-bit mask words), 5 does not (byte reads)."""
-    num_reqs, vocab = 2, 3 * nb.SEGMENT + tail
-    logits = make_logits(num_reqs, 2 * vocab, supports=[40, 2 * vocab], dtype=dtype, junk=True)
-    logits = logits.to(DEVICE)[:, ::2]
+@pytest.mark.parametrize(
+    ("tail", "stride"), [(5, 2), (32, 1)], ids=["bytes-strided", "words-wide"]
+)  # fmt: skip
+def test_multi_segment_rows(variant: str, dtype: torch.dtype, tail: int, stride: int) -> None:
+    """Whole groups and the one-segment tail loop per warp (fused), several tiles and units
+    per row (split), W inside/beyond a warp's range; a column-strided view (scalar loads) whose
+    mask rows are not 4-byte aligned (ranking reads bytes), and 8-byte aligned contiguous rows
+    (wide loads) with 4-byte aligned mask rows (ranking reads 32-bit mask words)."""
+    num_reqs, vocab = 2, 5 * nb.SEGMENT + tail
+    logits = make_logits(
+        num_reqs, stride * vocab, supports=[40, stride * vocab], dtype=dtype, junk=True
+    )
+    logits = logits.to(DEVICE)[:, ::stride]
+    assert nb._wide_layout(logits) == (stride == 1)
     counts = torch.tensor([3, 1], dtype=torch.int32, device=DEVICE)
     for width in (0, 17, nb.SEGMENT + 3):
         want = SamplingMask.empty(num_reqs, vocab, width)
         reference.compact(logits.cpu(), counts.cpu(), want)
         got = SamplingMask.empty(num_reqs, vocab, width, device=DEVICE)
+        nb.compact(logits, counts, got, variant)
+        assert_masks_equal(got, want)
+
+
+@needs_kernels
+def test_strided_num_sampled_tokens() -> None:
+    logits = make_logits(3, 300, supports=[7, 300, 150], dtype=torch.float32).to(DEVICE)
+    counts = torch.tensor([1, 9, 0, 9, 2, 9], dtype=torch.int64, device=DEVICE)[::2]
+    want = SamplingMask.empty(3, 300, 64)
+    reference.compact(logits.cpu(), counts.cpu(), want)
+    for variant in ("split", "fused"):
+        got = SamplingMask.empty(3, 300, 64, device=DEVICE)
         nb.compact(logits, counts, got, variant)
         assert_masks_equal(got, want)
 
@@ -136,3 +162,45 @@ def test_plans_are_cached_and_concurrent_first_calls_agree() -> None:
         got = call(0)
     assert_masks_equal(got, want)
     assert len([key for key in nb._plans if key[-1] == "split"]) >= 1
+
+
+def _ptx(name: str, itemsize: int, count_type) -> str:
+    dispatcher = nb._dispatcher(name, itemsize)
+    signature = nb._signatures(itemsize, count_type)[name]
+    bounds = dispatcher.targetoptions["launch_bounds"]
+    return cuda.compile_ptx(dispatcher.py_func, signature.args, cc=(9, 0), launch_bounds=bounds)[0]
+
+
+@pytest.fixture
+def sm90_compiler(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Skip (with the reason) where numba-cuda cannot compile; without a GPU, compile the
+    device functions for sm_90 (numba-cuda compiles them for the current device's CC)."""
+    if nb.SIMULATED:
+        pytest.skip("the Numba CUDA simulator compiles nothing")
+    try:
+        cuda.compile_ptx(lambda a: None, (types.CPointer(types.uint8),), cc=(9, 0))
+    except Exception as error:  # toolchain missing: NVVM, NVRTC (CUDA arch list)
+        pytest.skip(f"numba-cuda cannot compile PTX here: {type(error).__name__}: {error}")
+    if not cuda.is_available():
+        import numba.cuda.dispatcher as dispatcher
+
+        class Sm90:
+            compute_capability = (9, 0)
+
+        monkeypatch.setattr(dispatcher, "get_current_device", Sm90)
+
+
+@pytest.mark.usefixtures("sm90_compiler")
+@pytest.mark.parametrize("itemsize", [2, 4, 8])
+def test_every_signature_compiles_for_sm90(itemsize: int) -> None:
+    """Every kernel and signature compiles; pass 1 keeps its words in registers (no local
+    memory) and a group's LOADS wide loads share one branch-free block (all in flight before
+    the first test; ptxas then issues them back to back)."""
+    group = max(1, nb.LOADS // itemsize) * itemsize
+    for count_type in (types.int32, types.int64):
+        for name in ("fused", "split_count", "split_rank"):
+            ptx = _ptx(name, itemsize, count_type)
+            assert ".local" not in ptx, name
+            if name != "split_rank":  # the pass-1 kernels
+                blocks = re.split(r"\n\$L__BB\w*:|\bbra\b", ptx)  # basic blocks
+                assert max(block.count("ld.global.") for block in blocks) >= group, name

@@ -1,26 +1,37 @@
-"""Numba CUDA backend: the shared word-level design written with `numba.cuda`.
+"""Numba CUDA backend: the warp-segment design of ``compact.cu`` written with `numba.cuda`.
 
-Kernels
-    Every element is tested on its bit pattern (bf16/fp16 through an int16 view, fp32 through
-    int32, fp64 through int64; "kept" means the exponent field is not all ones), so one kernel
-    per integer width serves all four float dtypes. Each WARP owns a contiguous, SPAN-aligned
-    range of columns (``fused``: 1/WARPS of the row; ``split``: 1/WARPS of a tile) and works in
-    two passes with no block barrier inside either loop:
-    1. stream the range (one element per lane per 32 columns, UNROLL loads in flight, any
-       element strides, 64-bit offsets); a warp vote turns 32 flags into one mask word every
-       lane holds, lanes 0..4*UNROLL-1 store the mask bytes, ``popc`` accumulates the warp's
-       count. Ranges are byte aligned, so no mask byte is shared between warps.
-    2. after one combine of the warp counts (``fused``: one barrier; ``split``: the tile and
-       warp counts in a scratch ``tile_counts`` read by a second launch), re-read the range's
-       MASK WORDS (1/32 of the fp32 bytes, cache-hot; 32-bit loads when mask rows are 4-byte
-       aligned, bytes otherwise), rank = prefix + ``popc(word & ((1 << lane) - 1))`` for the
-       lane's own column, and stop once the rank reaches W or the warp's last kept id (sparse
-       rows and rows with more than W kept ids touch few words).
-    ``fused`` runs one block per row in one launch (many rows). ``split`` (few rows: R = 1 must
-    fill the GPU) launches one block per (row, chunk of columns) for pass 1, then one per tile
-    for pass 2, which also sums the tile counts before it, writes counts[r] and its share of
-    the -1 padding. ``auto`` picks ``fused`` once the rows alone give `_FUSED_MIN_WAVES` waves
-    of resident blocks (SM count read once per device).
+Kernels (the layout of masks/backends/compact.cu, whose design notes are in cupy.py)
+    A row is cut into warp SEGMENTS of 256 columns (32 mask bytes); lane l owns mask byte l of
+    a segment (columns 8l..8l+7), so a mask store is one coalesced byte per lane. Each warp
+    owns a contiguous range of segments (``fused``: 1/warps of the row; ``split``: a *unit* of
+    ``segs_per_unit`` segments) and works in two passes:
+    1. Stream the range in groups of LOADS / itemsize segments whose LOADS 8-byte loads per
+       lane (128 bytes by default) are all issued before any is tested: a row that is
+       contiguous with an 8-byte aligned start and stride is read through a uint64 view of the
+       same address (``itemsize`` loads per 8 elements: 4 for fp32, 2 for bf16/fp16, 8 for
+       fp64). The rest (the row's end, units shorter than a group, strided rows) goes one
+       segment at a time, the next segment's loads issued before the current one is tested,
+       with wide loads where the lane's 8 columns are in a wide row and scalar strided loads
+       otherwise (any strides, 64-bit offsets) packed into the same words. Elements are tested
+       on their bit patterns (kept = finite = exponent field not all ones, on the 32-bit word
+       that holds the exponent), the lane stores its byte and adds its ``popc``. No vote, no
+       shuffle, no barrier: the previous kernels gave each lane one element per 32 columns and
+       built mask words with a warp ballot, too few bytes in flight and too many instructions
+       per byte (12-40% of the H200's copy bandwidth at R >= 256).
+    2. Once the counts are combined (``fused``: one barrier; ``split``: unit counts in a
+       scratch read by a second launch), the warp ranks its range from the mask it has written
+       (1/32 of the fp32 bytes, cache-hot): each lane takes one 32-bit mask word (one load when
+       mask rows are 4-byte aligned, bytes otherwise), `warp_scan` gives the exclusive prefix
+       of the word popcounts, the lane writes the ids of its set bits (only set bits are
+       visited) to slots < W, and the warp stops once its ranks reach W or its last kept id.
+    ``fused`` runs one block of FUSED_THREADS per row. ``split`` (few rows: R = 1 must fill
+    the GPU) runs tiles of SPLIT_THREADS / 32 units, grid = rows x tiles: launch 1 writes the
+    mask bytes and one count per unit, launch 2 sums the row's unit counts before its own,
+    writes counts[r], its share of the -1 padding and the ids of its units (`split_tiling`).
+    ``auto`` picks ``fused`` once the rows fill `FUSED_MIN_WAVES` waves of resident fused
+    blocks (SM count read once per device). The pass-1 kernels are generated per element size
+    (`_dtype_kernels`: unroll and word layout are compile-time constants); the exponent is a
+    parameter, so fp16 and bf16 share kernels.
 
 Dispatch (host cost is most of the time at R = 1, so it is designed, not defaulted)
     The kernels take raw pointers (``types.CPointer``) and int64 scalars only. numba-cuda
@@ -29,28 +40,34 @@ Dispatch (host cost is most of the time at R = 1, so it is designed, not default
     data, shape, strides) marshalling (measured: a trivial kernel costs ~30 us per call with a
     cached device array, 54 us with a torch tensor, 80 us through ``cuda.as_cuda_array``).
     Each signature is compiled explicitly once (``dispatcher.compile(sig)`` under a lock, on
-    first use of a (logits dtype, num_sampled_tokens dtype) pair; 3 kernels x 3 int widths x
-    2 count dtypes at most); the resulting ``cuda.core`` kernel of the device's context,
-    the ``LaunchConfig`` and the argument prefix are cached per shape in a `_Plan`, and the
-    stream object is cached per raw stream pointer. A call is then a dict lookup, a few
-    ``data_ptr()`` reads and ``cuda.core.launch`` per kernel - the same primitive numba's
-    ``_Kernel.launch`` ends in, without its per-argument Python loop. Python ints travel as
-    intptr-sized parameters, which is why every scalar parameter is int64.
+    first use of an (element size, num_sampled_tokens dtype) pair; 2 pass-1 kernels x 3 sizes
+    x 2 count dtypes and one ranking kernel at most); the resulting ``cuda.core`` kernel of
+    the device's context, the ``LaunchConfig`` and the argument prefix are cached per shape in
+    a `_Plan`, and the stream object is cached per raw stream pointer. A call is then a dict
+    lookup, a few ``data_ptr()`` reads and ``cuda.core.launch`` per kernel - the same
+    primitive numba's ``_Kernel.launch`` ends in, without its per-argument Python loop. Python
+    ints travel as intptr-sized parameters, which is why every scalar parameter is int64.
+    Compiling needs no GPU: tests/test_numba_backend.py compiles every signature to sm_90 PTX.
 
 Simulator (NUMBA_ENABLE_CUDASIM=1, for CI without a GPU)
     The same kernel code runs on CPU tensors through zero-copy ``.numpy()`` views (flat,
-    indexed with the same element offsets as the pointers). The simulator runs one block at a
-    time with a Python thread per GPU thread and has no warp vote, so `launch_constants` picks
-    a small block there, and `warp_words` (the only warp intrinsic, ``ballot_sync``) resolves
-    to `warp_words_atomic` (shared-memory atomic OR + barriers), whose equivalence to the
-    ballot is tested on the GPU (tests/test_numba_backend.py); its barriers are why every
-    warp of a block runs the same number of pass-1 steps. ``cuda.popc`` exists in the
-    simulator and is only applied to non-negative words. The simulator copies each array
-    argument per launch, so simulated ``fused`` ranks from mask bytes, not a uint32 alias.
+    indexed with the same element offsets as the pointers; the uint64 view starts at the same
+    address). The simulator runs one block at a time with a Python thread per GPU thread and
+    has no shuffles, so `launch_constants` picks small blocks there and `warp_scan` (the only
+    warp intrinsic, ``shfl_up_sync``; pass 1 has none) resolves to `warp_scan_shared` (shared
+    memory and two barriers), whose equivalence to `warp_scan_shuffle` is tested on the GPU
+    (tests/test_numba_backend.py). The simulated barrier releases once every live thread of
+    the block waits at any barrier, so a warp's scans only need the same number of calls on
+    its 32 lanes, and the one cross-warp barrier (``fused``, ``split_rank``; the GPU code has
+    no other) has the same number of barriers before it in every warp. ``cuda.popc`` and
+    ``cuda.ffs`` exist in the simulator and are only applied to unsigned words. The simulator
+    copies each array argument per launch, so simulated ``fused`` ranks from mask bytes, not
+    a uint32 alias.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 from dataclasses import dataclass
@@ -66,249 +83,171 @@ VARIANTS = ("auto", "split", "fused")
 SIMULATED = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
 
 
-def launch_constants(simulated: bool) -> tuple[int, int]:
-    """``(BLOCK, UNROLL)``: threads per block and 32-column groups each warp loads per step.
+def launch_constants(simulated: bool) -> tuple[int, int, int]:
+    """``(FUSED_THREADS, SPLIT_THREADS, LOADS)``: block sizes and 8-byte loads per lane in flight.
 
-    GPU: 256 threads, 4 loads in flight per thread, overridable for tuning sweeps with
-    ``MASKS_NUMBA_LAUNCH="BLOCK,UNROLL"`` (read once at import; UNROLL <= 8 so a warp's mask
-    bytes fit its 32 lanes). Simulator: 64 threads (two warps, so the cross-warp paths run),
-    since every simulated thread is a Python thread (~0.2 ms per element: keep inputs small).
+    GPU: 512 threads per fused block, 128 per split tile (the CuPy kernels' tuning on the
+    H200) and 16 loads (128 bytes per lane), overridable for tuning sweeps with
+    ``MASKS_NUMBA_LAUNCH="FUSED,SPLIT,LOADS"`` (read once at import; powers of two).
+    Simulator: two warps per block (so the cross-warp paths run), since every simulated
+    thread is a Python thread (~0.2 ms per element: keep inputs small).
     """
     if simulated:
-        return 64, 4
-    block, unroll = os.environ.get("MASKS_NUMBA_LAUNCH", "256,4").split(",")
-    return int(block), int(unroll)
+        return 64, 64, 16
+    fused, split, loads = os.environ.get("MASKS_NUMBA_LAUNCH", "512,128,16").split(",")
+    return int(fused), int(split), int(loads)
 
 
-BLOCK, UNROLL = launch_constants(SIMULATED)
-WARPS = BLOCK // 32
-SPAN = 32 * UNROLL
-"""Consecutive columns a warp covers per step."""
-SEGMENT = BLOCK * UNROLL
-"""Columns a block covers per step (`split`: a tile is a multiple of it)."""
-TILE_ENTRIES = 1 + WARPS
-"""`split` scratch per tile: its count, then its warps' counts."""
-VOTE_SLOTS = WARPS * UNROLL  # shared words of `warp_words_atomic`
-_TOTALS_START = 2 * BLOCK
-_VOTE_START = _TOTALS_START + WARPS
-SHARED_WORDS = _VOTE_START + VOTE_SLOTS
-SHARED_BYTES = 4 * SHARED_WORDS
-"""Dynamic shared memory of every kernel: [0, 2 * BLOCK) block sums, then WARPS warp totals,
-then VOTE_SLOTS vote words. Dynamic (one buffer carved by slices) rather than static arrays
-because the simulator allocates static shared arrays lazily per call site without a lock, so
-two of a block's threads can race and get private copies."""
-_RESIDENT_BLOCKS_PER_SM = 1 if SIMULATED else 2048 // BLOCK
-_SPLIT_WAVES = 1
-"""`split` aims for this many waves of resident tiles (1: at R = 16 a tile streams 3 steps
-per warp and each tile's prefix sums 50 tile counts, instead of 2.25 waves of 1-step tiles
-that each sum 149; R = 1 gets one step per warp either way)."""
-_FUSED_MIN_WAVES = 2
-"""`auto` runs `fused` when the rows alone fill this many waves of resident blocks."""
+FUSED_THREADS, SPLIT_THREADS, LOADS = launch_constants(SIMULATED)
+SEGMENT = 256
+"""Columns of a warp segment (32 mask bytes, 8 columns per lane)."""
+MAX_SEGS_PER_UNIT = 16
+SPLIT_TILES_PER_SM = 4
+"""`split`: the longest unit (a power of two up to MAX_SEGS_PER_UNIT segments) that leaves at
+least this many tiles per SM (the CuPy kernels' tuning on the H200)."""
+FUSED_MIN_WAVES = 0.5
+"""`auto` runs `fused` once the rows fill this many waves of resident fused blocks."""
+_RESIDENT_THREADS = 1024
+"""Per SM: every kernel is compiled for 1024 / threads resident blocks (64 registers)."""
+SCAN_SLOTS = 32 if SIMULATED else 0
+"""Shared words per warp of `warp_scan` (only `warp_scan_shared` uses them)."""
 
-_EXPONENT_MASKS = {
-    torch.float32: (torch.int32, 0x7F800000),
-    torch.float16: (torch.int16, 0x7C00),
-    torch.bfloat16: (torch.int16, 0x7F80),
-    torch.float64: (torch.int64, 0x7FF0000000000000),
+_FLOATS = {  # dtype: (itemsize, exponent field)
+    torch.float32: (4, 0x7F800000),
+    torch.float16: (2, 0x7C00),
+    torch.bfloat16: (2, 0x7F80),
+    torch.float64: (8, 0x7FF0000000000000),
 }
-_NUMBA_INTS = {torch.int16: types.int16, torch.int32: types.int32, torch.int64: types.int64}
+_TORCH_INTS = {2: torch.int16, 4: torch.int32, 8: torch.int64}
+_NUMPY_UINTS = {2: np.uint16, 4: np.uint32, 8: np.uint64}
+_NUMBA_UINTS = {2: types.uint16, 4: types.uint32, 8: types.uint64}
+_NUMBA_COUNTS = {torch.int32: types.int32, torch.int64: types.int64}
+_FULL = 0xFFFFFFFF
+
+
+def shared_bytes(threads: int) -> int:
+    """Dynamic shared memory of every kernel: 2 words per warp (counts), then scan slots.
+
+    Dynamic (one buffer carved by slices) rather than static arrays because the simulator
+    allocates static shared arrays lazily per call site without a lock, so two of a block's
+    threads can race and get private copies.
+    """
+    return 4 * (threads // 32) * (2 + SCAN_SLOTS)
+
+
+def _jit_kernel(function, threads: int):
+    """``cuda.jit`` with launch bounds asking for 1024 / threads resident blocks per SM."""
+    if SIMULATED:  # the simulator's jit takes no launch bounds
+        return cuda.jit(function)
+    return cuda.jit(function, launch_bounds=(threads, max(1, _RESIDENT_THREADS // threads)))
 
 
 # ---------------------------------------------------------------------------------------------
-# Device helpers shared by every kernel
+# Warp-level helpers shared by every kernel
 # ---------------------------------------------------------------------------------------------
 
 
 @cuda.jit(device=True)
-def _kept(logits, offset, exponent):
-    """The element's exponent field is not all ones (finite)."""
-    return (logits[offset] & exponent) != exponent
+def warp_scan_shuffle(value, lane, scratch):
+    """``(sum of value over lanes < lane, sum over the warp)`` (shuffles; ``scratch`` unused).
 
-
-@cuda.jit(device=True)
-def warp_words_ballot(flags, words, scratch):
-    """``words[k]`` bit i = lane i's ``flags[k]`` (warp vote; ``scratch`` unused)."""
-    for k in range(UNROLL):
-        words[k] = cuda.ballot_sync(0xFFFFFFFF, flags[k])
-
-
-@cuda.jit(device=True)
-def warp_words_atomic(flags, words, scratch):
-    """Simulator-safe `warp_words_ballot` through shared ``scratch[VOTE_SLOTS]`` (uint32).
-
-    Block-wide call (three barriers): lanes OR their bit into their warp's slots.
+    ``value`` fits int32 (a 32-bit word's popcount, a unit's or a row's count).
     """
-    tid = cuda.threadIdx.x
-    lane = tid % 32
-    slot = (tid // 32) * UNROLL
-    if lane < UNROLL:
-        scratch[slot + lane] = 0
-    cuda.syncthreads()
-    for k in range(UNROLL):
-        if flags[k]:
-            cuda.atomic.or_(scratch, slot + k, types.uint32(1) << lane)
-    cuda.syncthreads()
-    for k in range(UNROLL):
-        words[k] = scratch[slot + k]
-    cuda.syncthreads()
-
-
-warp_words = warp_words_atomic if SIMULATED else warp_words_ballot
+    inclusive = types.int32(value)
+    delta = 1
+    while delta < 32:
+        other = cuda.shfl_up_sync(_FULL, inclusive, delta)
+        if lane >= delta:
+            inclusive = types.int32(inclusive + other)
+        delta *= 2
+    return inclusive - types.int32(value), cuda.shfl_sync(_FULL, inclusive, 31)
 
 
 @cuda.jit(device=True)
-def _block_sums(first, second, scratch):
-    """Sums of ``first`` and ``second`` over the block, returned to every thread.
+def warp_scan_shared(value, lane, scratch):
+    """Simulator-safe `warp_scan_shuffle` through the warp's 32 shared ``scratch`` slots.
 
-    Block-wide call; one tree over ``scratch[:2 * BLOCK]`` for both (log2(BLOCK) + 2 barriers).
+    Two barriers: all lanes of the warp must call it equally often (warp-uniform control flow).
     """
-    tid = cuda.threadIdx.x
-    cuda.syncthreads()
-    scratch[tid] = first
-    scratch[BLOCK + tid] = second
-    cuda.syncthreads()
-    step = BLOCK // 2
-    while step > 0:
-        if tid < step:
-            scratch[tid] += scratch[tid + step]
-            scratch[BLOCK + tid] += scratch[BLOCK + tid + step]
-        cuda.syncthreads()
-        step //= 2
-    return scratch[0], scratch[BLOCK]
-
-
-@cuda.jit(device=True)
-def _load_words(logits, row_offset, col_stride, first_col, vocab, exponent, lane, words, vote):
-    """``words[k]``: kept-bits of columns ``first_col + 32k + [0, 32)`` (all loads first)."""
-    flags = cuda.local.array(UNROLL, types.boolean)
-    for k in range(UNROLL):
-        col = first_col + k * 32 + lane
-        flags[k] = col < vocab and _kept(logits, row_offset + col * col_stride, exponent)
-    warp_words(flags, words, vote)
-
-
-@cuda.jit(device=True)
-def _read_words(mask, mask_words, aligned, mask_row, first_byte, num_bytes, words):
-    """``words[k]``: the 4 mask bytes at ``first_byte + 4k`` (little endian), 0 past ``num_bytes``.
-
-    ``aligned`` (mask rows start at multiples of 4 bytes): one 32-bit load per word through
-    ``mask_words`` (the same buffer viewed as uint32; ``first_byte`` is a multiple of 16, and
-    the bits past ``num_bytes`` in a row's last word are padding zeros).
-    """
-    for k in range(UNROLL):
-        b = first_byte + 4 * k
-        word = types.uint32(0)
-        if aligned != 0:
-            if b < num_bytes:
-                word = mask_words[(mask_row + b) // 4]
-        else:
-            for j in range(4):
-                if b + j < num_bytes:
-                    word |= types.uint32(mask[mask_row + b + j]) << (8 * j)
-        words[k] = word
-
-
-@cuda.jit(device=True)
-def _write_words(mask, mask_row, first_byte, num_bytes, words, lane):
-    """Lane l < 4 * UNROLL stores byte l of the warp's words (bit j of byte b = column 8b+j)."""
-    b = first_byte + lane
-    if lane < 4 * UNROLL and b < num_bytes:
-        value = 0
-        for k in range(UNROLL):
-            if k == lane // 4:
-                value = (words[k] >> (8 * (lane % 4))) & 0xFF
-        mask[mask_row + b] = value
-
-
-@cuda.jit(device=True)
-def _popc_words(words):
-    """Number of set bits in ``words[:UNROLL]``."""
-    total = 0
-    for k in range(UNROLL):
-        total += cuda.popc(words[k])
-    return total
-
-
-@cuda.jit(device=True)
-def _combine_warps(value, lane, warp, totals):
-    """``(sum of value over warps before this one, sum over all warps)`` (one barrier).
-
-    ``value`` is warp-uniform; lane 0 publishes it in ``totals[warp]``.
-    """
-    if lane == 0:
-        totals[warp] = value
+    scratch[lane] = value
     cuda.syncthreads()
     before = 0
     total = 0
-    for w in range(WARPS):
-        count = totals[w]
-        total += count
-        if w < warp:
-            before += count
+    for other in range(32):
+        total += scratch[other]
+        if other < lane:
+            before += scratch[other]
+    cuda.syncthreads()  # every lane has read the slots before the next call writes them
     return before, total
 
 
-@cuda.jit(device=True)
-def _rank_words(ids, id_row, width, rank, first_col, words, lane):
-    """Write the ids (< width) of the warp's words of columns ``first_col + [0, SPAN)``.
-
-    ``rank`` is the row's count of kept columns before ``first_col``; returns it plus the
-    words' count. A lane only tests its own column of each word (no per-column scan).
-    """
-    below_lane = (1 << lane) - 1
-    col = first_col + lane
-    for k in range(UNROLL):
-        word = words[k]
-        if (word >> lane) & 1 and rank < width:
-            slot = rank + cuda.popc(word & below_lane)
-            if slot < width:
-                ids[id_row + slot] = col + 32 * k
-        rank += cuda.popc(word)
-    return rank
+warp_scan = warp_scan_shared if SIMULATED else warp_scan_shuffle
 
 
 @cuda.jit(device=True)
-def _stream_range(
-    logits, row_offset, col_stride, exponent, start, stop, steps, mask, mask_row, lane, words, vote
-):  # fmt: skip
-    """Warp call: mask bytes of columns ``[start, stop)``; returns the warp's kept count.
+def _is_inactive(num_sampled, has_num_sampled, num_sampled_stride, row):
+    return has_num_sampled != 0 and num_sampled[row * num_sampled_stride] <= 0
 
-    ``steps * SPAN >= stop - start`` is the same for every warp of the block (the simulated
-    vote has barriers); ``start`` is a multiple of SPAN so no mask byte is shared by warps.
+
+@cuda.jit(device=True)
+def _zero_bytes(mask, begin, end, first, step):
+    for b in range(begin + first, end, step):
+        mask[b] = 0
+
+
+@cuda.jit(device=True)
+def _fill_ids(ids, begin, end, first, step):
+    for slot in range(begin + first, end, step):
+        ids[slot] = -1
+
+
+@cuda.jit(device=True)
+def _mask_word(mask, mask_words, aligned, mask_row, b, end):
+    """Bytes ``[b, b + 4)`` of the row's mask as a little-endian word; 0 from byte ``end``.
+
+    ``aligned`` (mask rows start at multiples of 4 bytes; ``b`` is one): one load through
+    ``mask_words``, the same buffer viewed as uint32.
     """
-    stop_byte = (stop + 7) // 8
-    count = 0
-    for step in range(steps):
-        first_col = start + step * SPAN
-        _load_words(logits, row_offset, col_stride, first_col, stop, exponent, lane, words, vote)
-        _write_words(mask, mask_row, first_col // 8, stop_byte, words, lane)
-        count += _popc_words(words)
-    return count
+    if aligned != 0 and b + 4 <= end:
+        return mask_words[(mask_row + b) // 4]
+    word = types.uint32(0)
+    for k in range(4):
+        if b + k < end:
+            byte = types.uint32(mask[mask_row + b + k])
+            word = types.uint32(word | (byte << types.uint32(8 * k)))
+    return word
+
+
+@cuda.jit(device=True)
+def _emit_ids(word, rank, col, width, ids, id_row):
+    """Ids ``col + i`` of the set bits i of ``word`` to the row's slots ``rank, ... < width``."""
+    while word != 0 and rank < width:
+        ids[id_row + rank] = col + cuda.ffs(word) - 1
+        rank += 1
+        word = types.uint32(word & (word - types.uint32(1)))
 
 
 @cuda.jit(device=True)
 def _rank_range(
-    mask, mask_words, aligned, mask_row, start, stop, steps, ids, id_row, width, rank, limit,
-    lane, words,
+    mask, mask_words, aligned, mask_row, begin, end, ranked, limit, ids, id_row, width, lane, scan
 ):  # fmt: skip
-    """Warp call: write the ids < width of ``[start, stop)`` from its mask words.
+    """Warp call: ids of the kept columns of bytes ``[begin, end)`` of the row's mask.
 
-    ``rank``: kept columns of the row before ``start``; stops once it reaches ``limit``
-    (min of width and the range's last rank + 1), so sparse ranges and full rows end early.
+    ``begin`` is a multiple of 4; ``ranked`` = kept columns of the row before ``begin``. Each
+    round a lane takes one 32-bit word (128 bytes per round), `warp_scan` ranks the words, and
+    the rounds stop once ``ranked`` reaches ``limit`` (min of W and the range's last rank + 1).
     """
-    stop_byte = (stop + 7) // 8
-    limit = min(width, limit)
-    for step in range(steps):
-        if rank >= limit:
-            break
-        first_col = start + step * SPAN
-        _read_words(mask, mask_words, aligned, mask_row, first_col // 8, stop_byte, words)
-        rank = _rank_words(ids, id_row, width, rank, first_col, words, lane)
-
-
-@cuda.jit(device=True)
-def _is_inactive(num_sampled, has_num_sampled, row):
-    return has_num_sampled != 0 and num_sampled[row] <= 0
+    b = begin
+    while b < end and ranked < limit:
+        mine = b + 4 * lane
+        word = types.uint32(0)
+        if mine < end:
+            word = _mask_word(mask, mask_words, aligned, mask_row, mine, end)
+        count = cuda.popc(word)
+        before, total = warp_scan(count, lane, scan)
+        _emit_ids(word, ranked + before, 8 * mine, width, ids, id_row)
+        ranked += total
+        b += 128
 
 
 # ---------------------------------------------------------------------------------------------
@@ -316,147 +255,264 @@ def _is_inactive(num_sampled, has_num_sampled, row):
 # ---------------------------------------------------------------------------------------------
 
 
-def _fused_kernel(
-    logits, row_stride, col_stride, exponent, num_sampled, has_num_sampled,
-    vocab, width, num_bytes, ids, counts, mask, mask_words, aligned,
-):  # fmt: skip
-    """One block per row, warp w owning columns ``[w * span, (w + 1) * span)``.
+def _dtype_kernels(itemsize: int) -> dict:
+    """The pass-1 kernels (``fused``, ``split_count``) for elements of ``itemsize`` bytes.
 
-    Pass 1 streams the warp's range (mask bytes, warp count; no block barrier on the GPU),
-    one barrier combines the warp counts, pass 2 ranks from the mask words the warp wrote
-    (1/32 of the fp32 bytes, cache-hot) and stops at ``width`` or at the warp's last kept id.
+    A lane's 8 elements (one mask byte) are ``itemsize`` uint64 words with the memory layout;
+    a group of ``unroll`` segments is LOADS words per lane, all loaded before any is tested.
     """
-    row = cuda.blockIdx.x
-    tid = cuda.threadIdx.x
-    lane = tid % 32
-    warp = tid // 32
-    totals = cuda.shared.array(0, types.int32)[_TOTALS_START:_VOTE_START]
-    vote = cuda.shared.array(0, types.uint32)[_VOTE_START:SHARED_WORDS]
-    words = cuda.local.array(UNROLL, types.uint32)
-    mask_row = row * num_bytes
-    id_row = row * width
-    total = 0
-    if not _is_inactive(num_sampled, has_num_sampled, row):
-        steps = -(-vocab // (WARPS * SPAN))
-        start = warp * steps * SPAN
-        stop = min(vocab, start + steps * SPAN)
-        count = _stream_range(
-            logits, row * row_stride, col_stride, exponent, start, stop, steps, mask, mask_row,
-            lane, words, vote,
-        )  # fmt: skip
-        before, total = _combine_warps(count, lane, warp, totals)
-        _rank_range(
-            mask, mask_words, aligned, mask_row, start, stop, steps, ids, id_row, width,
-            before, before + count, lane, words,
-        )  # fmt: skip
-    else:
-        for b in range(tid, num_bytes, BLOCK):
-            mask[mask_row + b] = 0
-    if tid == 0:
-        counts[row] = total
-    for slot in range(min(total, width) + tid, width, BLOCK):
-        ids[id_row + slot] = -1
+    unroll = max(1, LOADS // itemsize)
+    buffer_words = max(unroll, 2) * itemsize  # a group, or two segments (the tail loop)
+    segment_words = SEGMENT * itemsize // 8
+    element_bits = 8 * itemsize
+    element_mask = np.uint64((1 << element_bits) - 1)
+    exponent_shift = np.uint64(32 if itemsize == 8 else 0)  # to the 32-bit word holding it
 
+    @cuda.jit(device=True)
+    def load_segment(logits, logits64, wide, row_offset, col_stride, vocab, exponent, col, q, at):
+        """``q[at:at + itemsize]``: the words of columns ``col .. col + 7`` of the row.
 
-def _split_count_kernel(
-    logits, row_stride, col_stride, exponent, num_sampled, has_num_sampled,
-    vocab, num_bytes, chunk, num_tiles, mask, tile_counts,
-):  # fmt: skip
-    """Block per (row, chunk), warp w streaming sub-range w of the chunk.
+        Wide loads when they are all in the row, else scalar strided loads (a column past the
+        row reads as ``exponent``: not kept).
+        """
+        if wide != 0 and col + 8 <= vocab:
+            first = (row_offset + col) * itemsize >> 3
+            for i in range(itemsize):
+                q[at + i] = logits64[first + i]
+            return
+        for i in range(itemsize):
+            q[at + i] = 0
+        offset = row_offset + col * col_stride
+        remaining = vocab - col
+        for j in range(8):
+            bits = exponent
+            if j < remaining:
+                bits = types.uint64(logits[offset])
+            offset += col_stride
+            word = at + j * itemsize // 8
+            q[word] = q[word] | ((bits & element_mask) << types.uint64(element_bits * j % 64))
 
-    ``tile_counts[tile, 0]`` = the tile's count, ``tile_counts[tile, 1 + w]`` = warp w's
-    (``TILE_ENTRIES`` per tile); one barrier, after the streaming loop.
-    """
-    tile_id = cuda.blockIdx.x
-    row = tile_id // num_tiles
-    tile = tile_id - row * num_tiles
-    tid = cuda.threadIdx.x
-    lane = tid % 32
-    warp = tid // 32
-    totals = cuda.shared.array(0, types.int32)[_TOTALS_START:_VOTE_START]
-    vote = cuda.shared.array(0, types.uint32)[_VOTE_START:SHARED_WORDS]
-    words = cuda.local.array(UNROLL, types.uint32)
-    mask_row = row * num_bytes
-    count = 0
-    if _is_inactive(num_sampled, has_num_sampled, row):
-        start = tile * chunk
-        for b in range(start // 8 + tid, min(num_bytes, (start + chunk) // 8), BLOCK):
-            mask[mask_row + b] = 0
-    else:
-        steps = chunk // SEGMENT
-        start = tile * chunk + warp * steps * SPAN
-        stop = min(vocab, start + steps * SPAN)
-        count = _stream_range(
-            logits, row * row_stride, col_stride, exponent, start, stop, steps, mask, mask_row,
-            lane, words, vote,
+    @cuda.jit(device=True)
+    def kept_byte(q, at, exponent32):
+        """Bit j set iff element j of the 8 in words ``q[at:at + itemsize]`` is kept."""
+        byte = types.uint32(0)
+        for j in range(8):
+            k = ((j + 1) * itemsize - 1) // 4  # the 32-bit word holding element j's exponent
+            word = types.uint32((q[at + k // 2] >> types.uint64(32 * (k % 2))) & _FULL)
+            exp = types.uint32(exponent32 << types.uint32(8 * (j * itemsize % 4)))
+            if word & exp != exp:
+                byte = types.uint32(byte | (types.uint32(1) << types.uint32(j)))
+        return byte
+
+    @cuda.jit(device=True)
+    def store_byte(q, at, exponent32, mask, b):
+        """Store mask byte ``b`` of the 8 elements in ``q[at:]``; return its count."""
+        byte = kept_byte(q, at, exponent32)
+        mask[b] = byte
+        return cuda.popc(byte)
+
+    @cuda.jit(device=True)
+    def stream_mask(
+        logits, logits64, wide, row_offset, col_stride, vocab, exponent, mask, mask_row, seg, end
+    ):  # fmt: skip
+        """Warp call: the row's mask bytes of segments ``[seg, end)``; returns the lane's kept
+        count. No barrier, no cross-lane traffic.
+
+        Whole groups of ``unroll`` segments in the row (wide rows): one straight run of LOADS
+        wide loads each. The rest (the row's end, units shorter than a group, strided rows): one
+        segment at a time, the next segment's loads issued before the current one is tested.
+        """
+        lane = cuda.threadIdx.x % 32
+        exponent64 = types.uint64(exponent)
+        exponent32 = types.uint32(exponent64 >> exponent_shift)
+        q = cuda.local.array(buffer_words, types.uint64)
+        kept = 0
+        if wide != 0:
+            full_end = min(end, vocab // SEGMENT)
+            while seg + unroll <= full_end:
+                first = (row_offset + seg * SEGMENT + 8 * lane) * itemsize >> 3
+                mask_at = mask_row + 32 * seg + lane
+                for u in range(unroll):
+                    for i in range(itemsize):
+                        q[u * itemsize + i] = logits64[first + u * segment_words + i]
+                for u in range(unroll):
+                    kept += store_byte(q, u * itemsize, exponent32, mask, mask_at + 32 * u)
+                seg += unroll
+        head = (logits, logits64, wide, row_offset, col_stride, vocab, exponent64)
+        if seg < end:
+            load_segment(*head, seg * SEGMENT + 8 * lane, q, 0)
+        while seg < end:
+            if seg + 1 < end:
+                load_segment(*head, (seg + 1) * SEGMENT + 8 * lane, q, itemsize)
+            if 8 * (32 * seg + lane) < vocab:
+                kept += store_byte(q, 0, exponent32, mask, mask_row + 32 * seg + lane)
+            for i in range(itemsize):
+                q[i] = q[itemsize + i]
+            seg += 1
+        return kept
+
+    def fused(
+        logits, logits64, row_stride, col_stride, exponent, wide, num_sampled, has_num_sampled,
+        num_sampled_stride, vocab, width, num_bytes, ids, counts, mask, mask_words, aligned,
+    ):  # fmt: skip
+        """One block per row, warp w streaming the w-th range of the row (whole groups but the
+        last), one barrier combining the warp counts, then each warp ranking its range."""
+        row = cuda.blockIdx.x
+        tid = cuda.threadIdx.x
+        lane = tid % 32
+        warp = tid // 32
+        threads = cuda.blockDim.x
+        warps = threads // 32
+        shared = cuda.shared.array(0, types.int32)
+        scan = shared[2 * warps + warp * SCAN_SLOTS : 2 * warps + (warp + 1) * SCAN_SLOTS]
+        mask_row = row * num_bytes
+        id_row = row * width
+        if _is_inactive(num_sampled, has_num_sampled, num_sampled_stride, row):
+            _zero_bytes(mask, mask_row, mask_row + num_bytes, tid, threads)
+            _fill_ids(ids, id_row, id_row + width, tid, threads)
+            if tid == 0:
+                counts[row] = 0
+            return
+        num_segs = (vocab + SEGMENT - 1) // SEGMENT
+        per_warp = (num_segs + warps - 1) // warps
+        per_warp = (per_warp + unroll - 1) // unroll * unroll
+        seg = min(warp * per_warp, num_segs)
+        end = min(seg + per_warp, num_segs)
+        kept = stream_mask(
+            logits, logits64, wide, row * row_stride, col_stride, vocab, exponent, mask,
+            mask_row, seg, end,
         )  # fmt: skip
-    entry = tile_id * TILE_ENTRIES
-    if lane == 0:
-        tile_counts[entry + 1 + warp] = count
-    total = _combine_warps(count, lane, warp, totals)[1]
-    if tid == 0:
-        tile_counts[entry] = total
+        count = warp_scan(kept, lane, scan)[1]
+        if lane == 0:
+            shared[warp] = count
+        cuda.syncthreads()  # also orders the mask stores before pass 2 reads them
+        before = 0
+        total = 0
+        for w in range(warps):
+            total += shared[w]
+            if w < warp:
+                before += shared[w]
+        if tid == 0:
+            counts[row] = total
+        _fill_ids(ids, id_row + min(total, width), id_row + width, tid, threads)
+        if before < width and count > 0:
+            _rank_range(
+                mask, mask_words, aligned, mask_row, 32 * seg, min(32 * end, num_bytes),
+                before, min(width, before + count), ids, id_row, width, lane, scan,
+            )  # fmt: skip
+
+    def split_count(
+        logits, logits64, row_stride, col_stride, exponent, wide, num_sampled, has_num_sampled,
+        num_sampled_stride, vocab, num_bytes, tiles_per_row, segs_per_unit, mask, unit_counts,
+    ):  # fmt: skip
+        """Block per (row, tile), warp per unit: its mask bytes and ``unit_counts[unit]``."""
+        warps = cuda.blockDim.x // 32
+        warp = cuda.threadIdx.x // 32
+        lane = cuda.threadIdx.x % 32
+        row = cuda.blockIdx.x // tiles_per_row
+        unit_index = cuda.blockIdx.x * warps + warp  # the row's units are consecutive
+        num_segs = (vocab + SEGMENT - 1) // SEGMENT
+        seg = min((unit_index - row * tiles_per_row * warps) * segs_per_unit, num_segs)
+        end = min(seg + segs_per_unit, num_segs)
+        shared = cuda.shared.array(0, types.int32)
+        scan = shared[2 * warps + warp * SCAN_SLOTS : 2 * warps + (warp + 1) * SCAN_SLOTS]
+        mask_row = row * num_bytes
+        kept = 0
+        if _is_inactive(num_sampled, has_num_sampled, num_sampled_stride, row):
+            _zero_bytes(mask, mask_row + 32 * seg, mask_row + min(32 * end, num_bytes), lane, 32)
+        else:
+            kept = stream_mask(
+                logits, logits64, wide, row * row_stride, col_stride, vocab, exponent, mask,
+                mask_row, seg, end,
+            )  # fmt: skip
+        count = warp_scan(kept, lane, scan)[1]
+        if lane == 0:
+            unit_counts[unit_index] = count
+
+    return {
+        "fused": _jit_kernel(fused, FUSED_THREADS),
+        "split_count": _jit_kernel(split_count, SPLIT_THREADS),
+    }
 
 
 def _split_rank_kernel(
-    vocab, width, num_bytes, chunk, num_tiles, mask, mask_words, aligned, tile_counts, ids,
+    width, num_bytes, tiles_per_row, segs_per_unit, mask, mask_words, aligned, unit_counts, ids,
     counts,
 ):  # fmt: skip
-    """Block per (row, chunk): prefix of the tile counts, count, padding, ranked ids."""
-    tile_id = cuda.blockIdx.x
-    row = tile_id // num_tiles
-    tile = tile_id - row * num_tiles
+    """Block per (row, tile): the prefix of the tile's units, counts[r], the tile's share of
+    the -1 padding, and the ids of each unit (warp) whose prefix is < W."""
     tid = cuda.threadIdx.x
     lane = tid % 32
     warp = tid // 32
-    scratch = cuda.shared.array(0, types.int32)[:_TOTALS_START]
-    words = cuda.local.array(UNROLL, types.uint32)
-    first_tile = row * num_tiles
+    threads = cuda.blockDim.x
+    warps = threads // 32
+    row = cuda.blockIdx.x // tiles_per_row
+    tile = cuda.blockIdx.x - row * tiles_per_row
+    shared = cuda.shared.array(0, types.int32)
+    scan = shared[2 * warps + warp * SCAN_SLOTS : 2 * warps + (warp + 1) * SCAN_SLOTS]
+    units_per_row = tiles_per_row * warps
+    first_unit = row * units_per_row
+    unit = first_unit + tile * warps  # the tile's first unit
     before = 0
     total = 0
-    for t in range(tid, num_tiles, BLOCK):
-        count = tile_counts[(first_tile + t) * TILE_ENTRIES]
+    for other in range(first_unit + tid, first_unit + units_per_row, threads):
+        count = unit_counts[other]
         total += count
-        if t < tile:
+        if other < unit:
             before += count
-    before, total = _block_sums(before, total, scratch)
-    id_row = row * width
+    before = warp_scan(before, lane, scan)[1]
+    total = warp_scan(total, lane, scan)[1]
+    if lane == 0:
+        shared[warp] = before
+        shared[warps + warp] = total
+    cuda.syncthreads()
+    before = 0
+    total = 0
+    for w in range(warps):
+        before += shared[w]
+        total += shared[warps + w]
+    for other in range(unit, unit + warp):
+        before += unit_counts[other]
     if tile == 0 and tid == 0:
         counts[row] = total
-    for slot in range(min(total, width) + tile * BLOCK + tid, width, num_tiles * BLOCK):
-        ids[id_row + slot] = -1
-    entry = tile_id * TILE_ENTRIES + 1
-    for w in range(warp):
-        before += tile_counts[entry + w]
-    steps = chunk // SEGMENT
-    start = tile * chunk + warp * steps * SPAN
-    _rank_range(
-        mask, mask_words, aligned, row * num_bytes, start, min(vocab, start + steps * SPAN),
-        steps, ids, id_row, width, before, before + tile_counts[entry + warp], lane, words,
-    )  # fmt: skip
+    id_row = row * width
+    share = (width + tiles_per_row - 1) // tiles_per_row
+    slot = tile * share
+    _fill_ids(
+        ids, id_row + max(slot, min(total, width)), id_row + min(slot + share, width), tid, threads
+    )
+    count = unit_counts[unit + warp]
+    if before < width and count > 0:  # then the unit is inside the row
+        seg = (tile * warps + warp) * segs_per_unit
+        _rank_range(
+            mask, mask_words, aligned, row * num_bytes, 32 * seg,
+            min(32 * (seg + segs_per_unit), num_bytes), before, min(width, before + count), ids,
+            id_row, width, lane, scan,
+        )  # fmt: skip
 
 
-_fused = cuda.jit(_fused_kernel)
-_split_count = cuda.jit(_split_count_kernel)
-_split_rank = cuda.jit(_split_rank_kernel)
+_PASS1 = {itemsize: _dtype_kernels(itemsize) for itemsize in (2, 4, 8)}
+_split_rank = _jit_kernel(_split_rank_kernel, SPLIT_THREADS)
 
 
-def _signatures(int_type, count_type):
-    """Explicit signatures of the three kernels for one logits int width / counts dtype."""
+def _dispatcher(name: str, itemsize: int):
+    return _split_rank if name == "split_rank" else _PASS1[itemsize][name]
+
+
+def _signatures(itemsize: int, count_type) -> dict:
+    """Explicit signatures of the three kernels for one element size / counts dtype."""
     p = types.CPointer
     i64 = types.int64
     ids, counts, mask = p(types.int32), p(types.int32), p(types.uint8)
     masks = (mask, p(types.uint32), i64)  # bytes, the same bytes as words, words usable
-    head = (p(int_type), i64, i64, i64, p(count_type), i64)
-    tiles = (i64, i64, i64, i64, i64)
+    # logits (elements, and the same address as uint64 words), row stride, col stride,
+    # exponent, wide, num_sampled_tokens (pointer, present, stride)
+    head = (p(_NUMBA_UINTS[itemsize]), p(types.uint64), i64, i64, i64, i64, p(count_type), i64, i64)
     return {
         "fused": types.void(*head, i64, i64, i64, ids, counts, *masks),
         "split_count": types.void(*head, i64, i64, i64, i64, mask, p(types.int32)),
-        "split_rank": types.void(*tiles, *masks, p(types.int32), ids, counts),
+        "split_rank": types.void(i64, i64, i64, i64, *masks, p(types.int32), ids, counts),
     }
-
-
-_DISPATCHERS = {"fused": _fused, "split_count": _split_count, "split_rank": _split_rank}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -466,22 +522,37 @@ _DISPATCHERS = {"fused": _fused, "split_count": _split_count, "split_rank": _spl
 
 @dataclass(frozen=True)
 class Geometry:
-    """How one shape is launched: ``fused`` (grid = rows) or ``split`` (grid = rows * tiles)."""
+    """How one shape is launched: ``fused`` (grid = rows) or ``split`` (rows x tiles)."""
 
     fused: bool
-    chunk: int
-    num_tiles: int
+    tiles_per_row: int
+    segs_per_unit: int
+    """`split`: segments of a warp's unit (``fused`` splits the row in the kernel)."""
+
+
+def split_tiling(num_reqs: int, vocab: int, sm_count: int) -> tuple[int, int]:
+    """``(tiles_per_row, segs_per_unit)``: the longest unit (a power of two, at most
+    MAX_SEGS_PER_UNIT segments) that still leaves SPLIT_TILES_PER_SM tiles per SM."""
+    warps = SPLIT_THREADS // 32
+    target = SPLIT_TILES_PER_SM * sm_count
+    segments = -(-vocab // SEGMENT)
+    segs_per_unit = 1
+    while (
+        segs_per_unit < MAX_SEGS_PER_UNIT
+        and num_reqs * -(-segments // (2 * segs_per_unit * warps)) >= target
+    ):
+        segs_per_unit *= 2
+    return -(-segments // (segs_per_unit * warps)), segs_per_unit
 
 
 def geometry(num_reqs: int, vocab: int, variant: str, sm_count: int) -> Geometry:
-    """Pick the variant for ``auto`` and the split chunk (a multiple of SEGMENT) by shape."""
-    wave = sm_count * _RESIDENT_BLOCKS_PER_SM
-    if variant == "fused" or (variant == "auto" and num_reqs >= _FUSED_MIN_WAVES * wave):
-        return Geometry(True, vocab, 1)
-    tiles_per_row = max(1, -(-_SPLIT_WAVES * wave // num_reqs))
-    segments = -(-vocab // SEGMENT)
-    chunk = SEGMENT * max(1, -(-segments // tiles_per_row))
-    return Geometry(False, chunk, -(-vocab // chunk))
+    """Pick the variant for ``auto`` and the split tiling by shape."""
+    resident = sm_count * max(1, _RESIDENT_THREADS // FUSED_THREADS)
+    if variant == "fused" or (
+        variant == "auto" and num_reqs >= math.ceil(FUSED_MIN_WAVES * resident)
+    ):
+        return Geometry(True, 1, 0)
+    return Geometry(False, *split_tiling(num_reqs, vocab, sm_count))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -513,12 +584,23 @@ def compact(
     device = logits.device.index
     if device is None:
         device = torch.cuda.current_device()
-    count_dtype = None if num_sampled_tokens is None else num_sampled_tokens.dtype
-    key = (device, logits.dtype, count_dtype, *logits.shape, *logits.stride(), out.width, variant)
+    count_key = None if num_sampled_tokens is None else num_sampled_tokens.dtype
+    if num_sampled_tokens is not None:
+        count_key = (count_key, num_sampled_tokens.stride(0))
+    key = (device, logits.dtype, count_key, *logits.shape, *logits.stride(), out.width, variant)
     plan = _plans.get(key)
     if plan is None:
         plan = _make_plan(key, logits, num_sampled_tokens, out, variant)
     plan.run(logits, num_sampled_tokens, out)
+
+
+def _wide_layout(logits: torch.Tensor) -> bool:
+    """Rows contiguous with an 8-byte aligned stride: read through the uint64 view when the
+    start is 8-byte aligned too."""
+    num_reqs, _ = logits.shape
+    row_stride, col_stride = logits.stride()
+    row_bytes = row_stride * logits.element_size() if num_reqs > 1 else 0
+    return col_stride == 1 and row_bytes % 8 == 0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -540,16 +622,17 @@ except AttributeError:  # pragma: no cover - older/newer torch
         return torch.cuda.current_stream(device).cuda_stream
 
 
-def _kernel(name: str, device: int, int_type, count_type):
+def _kernel(name: str, device: int, itemsize: int, count_type):
     """The ``cuda.core`` kernel of ``name`` for these types in ``device``'s context (cached)."""
-    key = (name, device, int_type, count_type)
+    key = (name, device, itemsize, count_type)
     kernel = _kernels.get(key)
     if kernel is None:
         with _lock:
             kernel = _kernels.get(key)
             if kernel is None:
                 with cuda.gpus[device]:
-                    compiled = _DISPATCHERS[name].compile(_signatures(int_type, count_type)[name])
+                    signature = _signatures(itemsize, count_type)[name]
+                    compiled = _dispatcher(name, itemsize).compile(signature)
                     kernel = compiled._codelibrary.get_cufunc().kernel
                 _kernels[key] = kernel
     return kernel
@@ -588,12 +671,14 @@ class _Plan:
     configs: tuple
     head: tuple
     """(row_stride, col_stride, exponent)"""
-    has_counts: int
+    wide_layout: bool
+    counts: tuple
+    """(present, stride) of num_sampled_tokens"""
     vocab: int
     width: int
     num_bytes: int
-    chunk: int
-    num_tiles: int
+    tiles: tuple
+    """split: (tiles_per_row, segs_per_unit)"""
     scratch_size: int
 
     def run(self, logits, num_sampled_tokens, out) -> None:
@@ -611,6 +696,7 @@ class _Plan:
 
     def _launch(self, logits, num_sampled_tokens, out) -> None:
         stream = _stream(self.device)
+        address = logits.data_ptr()
         counts_ptr = 0 if num_sampled_tokens is None else num_sampled_tokens.data_ptr()
         ids, counts, mask = (
             out.token_ids.data_ptr(),
@@ -618,24 +704,23 @@ class _Plan:
             out.packed_mask.data_ptr(),
         )
         aligned = int(self.num_bytes % 4 == 0 and mask % 4 == 0)
+        wide = int(self.wide_layout and address % 8 == 0)
+        head = (address, address, *self.head, wide, counts_ptr, *self.counts)
         if self.fused:
             _core_launch(
-                stream, self.configs[0], self.kernels[0],
-                logits.data_ptr(), *self.head, counts_ptr, self.has_counts,
+                stream, self.configs[0], self.kernels[0], *head,
                 self.vocab, self.width, self.num_bytes, ids, counts, mask, mask, aligned,
             )  # fmt: skip
             return
-        tile_counts = torch.empty(self.scratch_size, dtype=torch.int32, device=logits.device)
-        scratch = tile_counts.data_ptr()
+        unit_counts = torch.empty(self.scratch_size, dtype=torch.int32, device=logits.device)
+        scratch = unit_counts.data_ptr()  # alive until both launches are queued
         _core_launch(
-            stream, self.configs[0], self.kernels[0],
-            logits.data_ptr(), *self.head, counts_ptr, self.has_counts,
-            self.vocab, self.num_bytes, self.chunk, self.num_tiles, mask, scratch,
+            stream, self.configs[0], self.kernels[0], *head,
+            self.vocab, self.num_bytes, *self.tiles, mask, scratch,
         )  # fmt: skip
         _core_launch(
             stream, self.configs[1], self.kernels[1],
-            self.vocab, self.width, self.num_bytes, self.chunk, self.num_tiles,
-            mask, mask, aligned, scratch, ids, counts,
+            self.width, self.num_bytes, *self.tiles, mask, mask, aligned, scratch, ids, counts,
         )  # fmt: skip
 
 
@@ -647,28 +732,31 @@ def _make_plan(key, logits, num_sampled_tokens, out, variant) -> _Plan:
     get_context = numba_context
     _core_launch = launch
     device = key[0]
-    int_dtype, exponent = _EXPONENT_MASKS[logits.dtype]
-    int_type = _NUMBA_INTS[int_dtype]
+    itemsize, exponent = _FLOATS[logits.dtype]
     count_type = (
-        types.int32 if num_sampled_tokens is None else _NUMBA_INTS[num_sampled_tokens.dtype]
+        types.int32 if num_sampled_tokens is None else _NUMBA_COUNTS[num_sampled_tokens.dtype]
     )
     num_reqs, vocab = logits.shape
     shape = geometry(num_reqs, vocab, variant, _sm_count(device))
-    names = ("fused",) if shape.fused else ("split_count", "split_rank")
-    grid = num_reqs * shape.num_tiles
+    if shape.fused:
+        names, threads = ("fused",), FUSED_THREADS
+    else:
+        names, threads = ("split_count", "split_rank"), SPLIT_THREADS
+    grid = num_reqs * shape.tiles_per_row
+    config = LaunchConfig(grid=grid, block=threads, shmem_size=shared_bytes(threads))
     plan = _Plan(
         device=device,
         fused=shape.fused,
-        kernels=tuple(_kernel(name, device, int_type, count_type) for name in names),
-        configs=tuple(LaunchConfig(grid=grid, block=BLOCK, shmem_size=SHARED_BYTES) for _ in names),
-        head=(logits.stride(0), logits.stride(1), exponent),
-        has_counts=int(num_sampled_tokens is not None),
+        kernels=tuple(_kernel(name, device, itemsize, count_type) for name in names),
+        configs=(config,) * len(names),
+        head=(*logits.stride(), exponent),
+        wide_layout=_wide_layout(logits),
+        counts=(0, 0) if num_sampled_tokens is None else (1, num_sampled_tokens.stride(0)),
         vocab=vocab,
         width=out.width,
         num_bytes=out.packed_mask.shape[1],
-        chunk=shape.chunk,
-        num_tiles=shape.num_tiles,
-        scratch_size=grid * TILE_ENTRIES,
+        tiles=(shape.tiles_per_row, shape.segs_per_unit),
+        scratch_size=grid * (threads // 32),
     )
     with _lock:
         return _plans.setdefault(key, plan)
@@ -693,14 +781,15 @@ def _flat(tensor: torch.Tensor):
 
 
 def _compact_simulated(logits, num_sampled_tokens, out, variant) -> None:
-    int_dtype, exponent = _EXPONENT_MASKS[logits.dtype]
-    bits = _flat(logits.view(int_dtype))
+    itemsize, exponent = _FLOATS[logits.dtype]
+    elements = _flat(logits.view(_TORCH_INTS[itemsize])).view(_NUMPY_UINTS[itemsize])
+    words = elements.view(np.uint8)[: elements.nbytes // 8 * 8].view(np.uint64)
+    wide = int(_wide_layout(logits) and logits.data_ptr() % 8 == 0)
     num_reqs, vocab = logits.shape
-    row_stride, col_stride = logits.stride()
     if num_sampled_tokens is None:
-        counts_in, has_counts = torch.zeros(1, dtype=torch.int32).numpy(), 0
+        counts_in = (np.zeros(1, dtype=np.int32), 0, 0)
     else:
-        counts_in, has_counts = _flat(num_sampled_tokens), 1
+        counts_in = (_flat(num_sampled_tokens), 1, num_sampled_tokens.stride(0))
     ids = out.token_ids.view(-1).numpy()
     counts = out.counts.numpy()
     mask = out.packed_mask.view(-1).numpy()
@@ -711,16 +800,23 @@ def _compact_simulated(logits, num_sampled_tokens, out, variant) -> None:
     # is exercised by `split`, whose ranking is a second launch, and by `fused` on a GPU).
     aligned = int(not shape.fused and num_bytes % 4 == 0 and mask.ctypes.data % 4 == 0)
     masks = (mask, mask.view(np.uint32) if aligned else np.zeros(1, np.uint32), aligned)
-    head = (bits, row_stride, col_stride, exponent, counts_in, has_counts)
+    head = (
+        elements,
+        words if words.size else np.zeros(1, np.uint64),
+        *logits.stride(),
+        exponent,
+        wide,
+        *counts_in,
+    )
+    kernels = _PASS1[itemsize]
     if shape.fused:
-        _fused[num_reqs, BLOCK, 0, SHARED_BYTES](
+        kernels["fused"][num_reqs, FUSED_THREADS, 0, shared_bytes(FUSED_THREADS)](
             *head, vocab, width, num_bytes, ids, counts, *masks
         )
         return
-    grid = num_reqs * shape.num_tiles
-    tile_counts = np.empty(grid * TILE_ENTRIES, dtype=np.int32)
-    tiles = (vocab, num_bytes, shape.chunk, shape.num_tiles)
-    _split_count[grid, BLOCK, 0, SHARED_BYTES](*head, *tiles, mask, tile_counts)
-    _split_rank[grid, BLOCK, 0, SHARED_BYTES](
-        vocab, width, *tiles[1:], *masks, tile_counts, ids, counts
-    )
+    grid = num_reqs * shape.tiles_per_row
+    tiles = (shape.tiles_per_row, shape.segs_per_unit)
+    unit_counts = np.empty(grid * (SPLIT_THREADS // 32), dtype=np.int32)
+    config = (grid, SPLIT_THREADS, 0, shared_bytes(SPLIT_THREADS))
+    kernels["split_count"][config](*head, vocab, num_bytes, *tiles, mask, unit_counts)
+    _split_rank[config](width, num_bytes, *tiles, *masks, unit_counts, ids, counts)
