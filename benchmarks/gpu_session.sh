@@ -30,8 +30,8 @@ if [ "$STAGE" = all ] || [ "$STAGE" = tests ]; then
     -p no:cacheprovider --junitxml "$S/junit.xml" > "$S/pytest.log" 2>&1 || status=1
   tail -n 40 "$S/pytest.log"
   if command -v ncu > /dev/null; then  # where the fused kernels lose bandwidth at R=256
-    for dtype in fp32 bf16; do
-      timeout 60 ncu --clock-control none --profile-from-start off --kernel-name regex:fused \
+    for dtype in bf16 fp32; do
+      timeout 45 ncu --clock-control none --profile-from-start off --kernel-name regex:fused \
         --section SpeedOfLight --section Occupancy --section WarpStateStats \
         python3 benchmarks/profile_kernels.py --num-reqs 256 --dtype $dtype \
         > "$S/ncu-r256-$dtype.txt" 2>&1 || status=1

@@ -41,21 +41,6 @@ CUDA = torch.device("cuda")
 BACKENDS = gpu_backend_params()
 
 
-def marked(params: list, backend_prefix: str, mark: pytest.MarkDecorator) -> list:
-    """``params`` with ``mark`` added to the backends whose name starts with ``backend_prefix``."""
-    return [
-        pytest.param(*p.values, id=p.id, marks=[*p.marks, mark])
-        if p.values[0].startswith(backend_prefix)
-        else p
-        for p in params
-    ]
-
-
-def known_defect(reason: str) -> pytest.MarkDecorator:
-    """Expected to fail for ``reason``, strictly: a fix turns the test red until the mark goes."""
-    return pytest.mark.xfail(reason=reason, strict=True)
-
-
 @functools.cache
 def inputs_and_reference(
     num_reqs: int,
