@@ -478,10 +478,11 @@ ERROR_BACKENDS = one_param_per_backend(BACKENDS)
 @pytest.mark.parametrize("backend", ERROR_BACKENDS)
 def test_failure_on_first_use_names_the_backend(backend: str, monkeypatch) -> None:
     """A compile or driver failure during the registry's probe: unavailable, with the reason."""
+    logits, _, _ = inputs_and_reference(2, 1_000, 16, torch.float32, None, 61)  # before: the
+    # reference is the torch backend, which the injection breaks for the torch case
     monkeypatch.setattr(registry, "_probe_failures", {})
     monkeypatch.setattr(registry, "_resolved", {})
     inject_failure(backend, monkeypatch)
-    logits, _, _ = inputs_and_reference(2, 1_000, 16, torch.float32, None, 61)
     name = backend.partition(":")[0]
     with pytest.raises(BackendUnavailableError, match=rf"backend '{name}'.*injected") as caught:
         compact_sampling_mask(logits, backend=backend)
