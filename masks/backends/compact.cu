@@ -213,46 +213,37 @@ __device__ __forceinline__ unsigned mask_word(const unsigned char* row_mask, lon
 
 // Pass 2 (whole warp): writes the ids of the kept columns of mask bytes [begin, end) of a row
 // (begin a multiple of 4), the first of them having rank `ranked`, into slots < width. Work is
-// proportional to words + set bits: each lane takes 16 consecutive mask bytes (four 32-bit
-// words, 128 columns; one 16-byte load when aligned) per round, so a round covers 512 bytes and
-// a warp's range needs few dependent load round trips (they are not overlapped: at one wave of
-// rows this pass is the kernel's tail). A shuffle scan of the lane totals gives each lane's
-// first rank, and only set bits are visited. Stops once ranks reach W.
+// proportional to words + set bits: per step of 128 bytes each lane takes one 32-bit word, a
+// shuffle scan of the word popcounts gives its rank, and only set bits are visited (at most 32
+// ids per lane and step). The words of four steps are loaded before the first is ranked, so a
+// warp's range costs few dependent load round trips (at one wave of rows this pass is the
+// kernel's tail). Stops once ranks reach W.
 __device__ __forceinline__ void rank_mask(const unsigned char* row_mask, long long begin,
                                           long long end, unsigned ranked, unsigned width,
                                           int* row_ids) {
+  constexpr int kSteps = 4;
   const unsigned lane = threadIdx.x & 31u;
-  for (long long b = begin; b < end && ranked < width; b += 512) {
-    const long long mine = b + 16 * lane;
-    unsigned words[4];
-    if (mine + 16 <= end && (reinterpret_cast<unsigned long long>(row_mask + mine) & 15u) == 0u) {
-      const uint4 v = *reinterpret_cast<const uint4*>(row_mask + mine);
-      words[0] = v.x;
-      words[1] = v.y;
-      words[2] = v.z;
-      words[3] = v.w;
-    } else {
+  for (long long b = begin; b < end && ranked < width; b += 128 * kSteps) {
+    unsigned words[kSteps];
 #pragma unroll
-      for (int k = 0; k < 4; ++k) {
-        words[k] = mine + 4 * k < end ? mask_word(row_mask, mine + 4 * k, end) : 0u;
+    for (int k = 0; k < kSteps; ++k) {
+      const long long mine = b + 128 * k + 4 * lane;
+      words[k] = mine < end ? mask_word(row_mask, mine, end) : 0u;
+    }
+#pragma unroll
+    for (int k = 0; k < kSteps; ++k) {
+      if (ranked >= width) break;  // warp-uniform
+      const unsigned count = static_cast<unsigned>(__popc(words[k]));
+      unsigned inclusive = count;
+#pragma unroll
+      for (int d = 1; d < 32; d <<= 1) {
+        const unsigned v = __shfl_up_sync(kFullMask, inclusive, d);
+        if (lane >= static_cast<unsigned>(d)) inclusive += v;
       }
+      emit_ids(words[k], ranked + inclusive - count, (b + 128 * k + 4 * lane) * 8, width,
+               row_ids);
+      ranked += __shfl_sync(kFullMask, inclusive, 31);
     }
-    unsigned count = 0u;
-#pragma unroll
-    for (int k = 0; k < 4; ++k) count += static_cast<unsigned>(__popc(words[k]));
-    unsigned inclusive = count;
-#pragma unroll
-    for (int d = 1; d < 32; d <<= 1) {
-      const unsigned v = __shfl_up_sync(kFullMask, inclusive, d);
-      if (lane >= static_cast<unsigned>(d)) inclusive += v;
-    }
-    unsigned rank = ranked + inclusive - count;
-#pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      emit_ids(words[k], rank, (mine + 4 * k) * 8, width, row_ids);
-      rank += static_cast<unsigned>(__popc(words[k]));
-    }
-    ranked += __shfl_sync(kFullMask, inclusive, 31);
   }
 }
 
