@@ -15,6 +15,7 @@ Run (CUDA): ``python benchmarks/same_bytes_copy.py --out same_bytes_copy.json``
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 
 import torch
@@ -28,6 +29,28 @@ WIDTH = 2048
 REPS = 30
 
 
+def measure_shape(
+    num_reqs: int, vocab: int, dtype: torch.dtype, backends: list[str], ceiling_gbps: float
+) -> dict:
+    """Same-bytes copy and each backend's default variant at one shape (harness method)."""
+    device = torch.device("cuda")
+    nbytes = timing.minimal_bytes(num_reqs, vocab, WIDTH, dtype.itemsize)
+    source = torch.randint(0, 256, (nbytes // 2,), dtype=torch.uint8, device=device)
+    target = torch.empty_like(source)
+    copy = timing.device_time(functools.partial(target.copy_, source), device, REPS)
+    row = {"num_reqs": num_reqs, "vocab": vocab, "minimal_bytes": nbytes, "copy_us": copy.median_us}
+    row["copy_pct"] = 100 * timing.gbps(nbytes, copy.median_us) / ceiling_gbps
+    logits = make_logits(num_reqs, vocab, 50, dtype, seed=3, device=device)
+    out = SamplingMask.empty(num_reqs, vocab, WIDTH, device=device)
+    for backend in backends:
+        call = functools.partial(compact_sampling_mask, logits, None, WIDTH, backend, out=out)
+        call()
+        kernel = timing.device_time(call, device, REPS)
+        row[f"{backend}_us"] = kernel.median_us
+        row[f"{backend}_pct"] = 100 * timing.gbps(nbytes, kernel.median_us) / ceiling_gbps
+    return row
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=None)
@@ -36,34 +59,15 @@ def main() -> None:
     backends = [b for b in ("cupy", "triton", "numba") if b in available_backends(device)]
     ceiling = timing.copy_ceiling(device)
     one = torch.ones(1, device=device)
-    floor = timing.device_time(lambda: one.add_(1), device, REPS)
+    floor = timing.device_time(functools.partial(one.add_, 1), device, REPS)
     print(f"copy ceiling {ceiling.gbps:.0f} GB/s; one-element kernel {floor.median_us:.1f} us")
     rows = []
     for (num_reqs, vocab), (name, dtype) in ((s, d) for s in SHAPES for d in DTYPES.items()):
-        nbytes = timing.minimal_bytes(num_reqs, vocab, WIDTH, dtype.itemsize)
-        source = torch.randint(0, 256, (nbytes // 2,), dtype=torch.uint8, device=device)
-        target = torch.empty_like(source)
-        copy = timing.device_time(lambda: target.copy_(source), device, REPS)
-        del source, target
-        row = {"num_reqs": num_reqs, "vocab": vocab, "dtype": name, "minimal_bytes": nbytes}
-        row["copy_us"] = copy.median_us
-        row["copy_pct"] = 100 * timing.gbps(nbytes, copy.median_us) / ceiling.gbps
-        logits = make_logits(num_reqs, vocab, 50, dtype, seed=3, device=device)
-        out = SamplingMask.empty(num_reqs, vocab, WIDTH, device=device)
-        for backend in backends:
-
-            def call(backend: str = backend) -> None:
-                compact_sampling_mask(logits, None, WIDTH, backend=backend, out=out)
-
-            call()
-            kernel = timing.device_time(call, device, REPS)
-            row[f"{backend}_us"] = kernel.median_us
-            row[f"{backend}_pct"] = 100 * timing.gbps(nbytes, kernel.median_us) / ceiling.gbps
-        del logits, out
+        row = {"dtype": name, **measure_shape(num_reqs, vocab, dtype, backends, ceiling.gbps)}
         rows.append(row)
         cells = " ".join(f"{b} {row[f'{b}_pct']:5.1f}%" for b in backends)
         print(
-            f"R={num_reqs:5d} V={vocab:6d} {name}  {nbytes / 1e6:7.1f} MB  "
+            f"R={num_reqs:5d} V={vocab:6d} {name}  {row['minimal_bytes'] / 1e6:7.1f} MB  "
             f"same-bytes copy {row['copy_us']:6.1f} us {row['copy_pct']:5.1f}%  {cells}",
             flush=True,
         )
