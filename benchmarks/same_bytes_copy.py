@@ -1,7 +1,7 @@
 """What a plain copy of the same bytes reaches at the shapes where the kernels miss 80%.
 
 The harness reports each call against a copy ceiling measured on 2 GiB (launch latency is
-nothing there). A call at R=256 moves 33-160 MB, so the fixed cost of a launch (the time from
+nothing there). A call at R=256 moves 72-279 MB, so the fixed cost of a launch (the time from
 the start event to the kernel's first load, and the wave's ramp and tail) weighs more. This
 script times, with the harness's own method (`masks.timing.device_time`: L2 flush, spin, CUDA
 events, medians), a device-to-device copy moving the same number of bytes as the kernel's

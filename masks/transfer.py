@@ -23,8 +23,6 @@ import torch
 from masks.csr import csr_offsets
 from masks.result import SamplingMask
 
-_BIT_SHIFTS = torch.arange(8, dtype=torch.uint8)
-
 
 def _host_buffer(like: torch.Tensor, numel: int) -> torch.Tensor:
     return torch.empty(numel, dtype=like.dtype, pin_memory=like.is_cuda)
@@ -106,7 +104,8 @@ class PendingCSR:
         csr = torch.empty(total + 1, dtype=torch.int32, device=device)
         csr[:total] = _scatter_prefixes(mask.token_ids, lengths, starts, total)
 
-        bits = (mask.packed_mask[wide].unsqueeze(2) >> _BIT_SHIFTS.to(device)) & 1
+        shifts = torch.arange(8, dtype=torch.uint8, device=device)
+        bits = (mask.packed_mask[wide].unsqueeze(2) >> shifts) & 1
         rows, columns = bits.reshape(wide.numel(), -1)[:, : mask.vocab_size].nonzero(as_tuple=True)
         wide_counts = mask.counts[wide].to(torch.int64)
         rank = torch.arange(rows.numel(), device=device) - _exclusive_cumsum(wide_counts)[rows]

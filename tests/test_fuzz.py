@@ -70,9 +70,10 @@ BUDGETS = {
 }
 """Per mode: natively on a device type, or through a backend's CPU emulation."""
 CUDA_CASES_PER_STRUCTURE = {"triton": 50}
-"""Triton compiles one kernel per specialisation (docs/reliability.md: about 900 for 1,000
-fully random structures, 0.3-2 s each on the H200), so on CUDA its cases share structures in
-groups; the other backends compile once per dtype and get a new structure every case."""
+"""Triton compiles one kernel per specialisation (docs/reliability.md; 0.3-2 s each on the
+H200), and random strides, dtypes and vocabularies reach many of them, so on CUDA its cases
+share structures in groups; the other backends compile once per dtype and get a new structure
+every case."""
 
 LAYOUTS = ("contiguous", "column_slice", "transposed", "column_stride", "row_broadcast")
 SUPPORT_KINDS = ("empty", "sparse", "around_width", "dense", "full", "random")

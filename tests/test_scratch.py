@@ -49,3 +49,21 @@ def test_each_stream_of_each_device_has_its_own_scratch() -> None:
     assert scratch.for_stream(0, 1) is scratch.for_stream(0, 1)
     assert scratch.for_stream(0, 1) is not scratch.for_stream(0, 2)
     assert scratch.for_stream(0, 1) is not scratch.for_stream(1, 1)
+
+
+def test_a_failed_allocation_releases_the_stream(monkeypatch) -> None:
+    stream_scratch = scratch.StreamScratch()
+
+    def out_of_memory(*args, **kwargs):
+        raise torch.OutOfMemoryError("injected")
+
+    monkeypatch.setattr(scratch.torch, "empty", out_of_memory)
+    try:
+        with stream_scratch.hold(4, torch.device("cpu")):
+            pass
+    except torch.OutOfMemoryError:
+        pass
+    monkeypatch.undo()
+    assert not stream_scratch._lock.locked()
+    with stream_scratch.hold(4, torch.device("cpu")) as buffer:
+        assert buffer.numel() >= 4

@@ -1,13 +1,13 @@
 """Scratch for two-launch kernels, reused per (device, stream) instead of allocated per call.
 
-The ``split`` variants pass per-tile counts from their first launch to their second through a
-small int32 device buffer. Allocating it per call costs a caching-allocator round trip on the
-host (a few us of a ~20 us dispatch); here each stream keeps one buffer. A caller holds it from
-its first launch to its last (`StreamScratch.hold`), so two host threads launching on the same
-stream cannot interleave their launches around it; launches on one stream run in order, so the
-next holder's kernels never overlap the previous holder's. A call being captured into a CUDA
-graph gets a buffer of its own instead, since the graph may later be replayed on another
-stream.
+The ``split`` variants of Triton and CuPy pass per-tile counts from their first launch to their
+second through a small int32 device buffer (Numba's still takes a fresh one per call).
+Allocating it per call costs a caching-allocator round trip on the host (a few us of a ~20 us
+dispatch); here each stream keeps one buffer. A caller holds it from its first launch to its
+last (`StreamScratch.hold`), so two host threads launching on the same stream cannot interleave
+their launches around it; launches on one stream run in order, so the next holder's kernels
+never overlap the previous holder's. A call being captured into a CUDA graph gets a buffer of
+its own instead, since the graph may later be replayed on another stream.
 """
 
 from __future__ import annotations
@@ -32,6 +32,13 @@ class StreamScratch:
 
     def _acquire(self, numel: int, device: torch.device) -> torch.Tensor:
         self._lock.acquire()
+        try:
+            return self._buffer_for(numel, device)
+        except BaseException:  # e.g. out of memory: the stream's next call must not hang
+            self._lock.release()
+            raise
+
+    def _buffer_for(self, numel: int, device: torch.device) -> torch.Tensor:
         if device.type == "cuda" and torch.cuda.is_current_stream_capturing():
             # A graph gets a buffer of its own (from its private pool, alive as long as the
             # graph), since it may be replayed on another stream while this one is in use.

@@ -46,7 +46,7 @@ goes through Triton's JIT under a module lock (its cache fills and the interpret
 patching are not guaranteed thread safe); it returns the CompiledKernel, which later launches
 call directly (``CompiledKernel.run``, the C launcher the JIT itself ends in), keyed by at
 least what the JIT specialises on (`_launch_key`). The JIT's per-call binding, key hashing and
-hook lookups cost about 24 us per launch on the H200's host with triton 3.6 (measured there:
+hook lookups cost about 14 us per launch on the H200's host with triton 3.6 (measured there:
 a two-launch split call at R=1 took 60 us through the JIT, 32 us direct);
 Triton's launch hooks (``knobs.runtime.launch_enter_hook``, used by profilers such as proton)
 are not called on the direct path. Block sizes are tuning functions of the shape and device
