@@ -45,7 +45,8 @@ device current first. There is no host synchronisation. The first launch of a sp
 goes through Triton's JIT under a module lock (its cache fills and the interpreter's global
 patching are not guaranteed thread safe); it returns the CompiledKernel, which later launches
 call directly (``CompiledKernel.run``, the C launcher the JIT itself ends in), keyed by at
-least what the JIT specialises on (`_launch_key`). The JIT's per-call binding, key hashing and
+least what the JIT specialises on (`_call_key`; a call with an unaligned pointer always takes
+the JIT). The JIT's per-call binding, key hashing and
 hook lookups cost about 14 us per launch on the H200's host with triton 3.6 (measured there:
 a two-launch split call at R=1 took 60 us through the JIT, 32 us direct);
 Triton's launch hooks (``knobs.runtime.launch_enter_hook``, used by profilers such as proton)
@@ -476,7 +477,7 @@ def _call_key(
     logits: torch.Tensor, num_sampled_tokens: torch.Tensor | None, out: SamplingMask, variant: str
 ) -> tuple | None:
     """What every argument and constexpr of one call's launches is a function of, or ``None``
-    when a pointer is not 16-byte aligned (each launch is then keyed by its own arguments)."""
+    when a pointer is not 16-byte aligned (the launches then go through the JIT)."""
     pointers = logits.data_ptr() | out.token_ids.data_ptr() | out.packed_mask.data_ptr()
     pointers |= out.counts.data_ptr()
     counts_in = None
@@ -487,19 +488,6 @@ def _call_key(
         return None
     shape = (logits.dtype, logits.shape, logits.stride(), counts_in, out.width)
     return (variant, logits.device.index, *shape)
-
-
-def _launch_key(kernel, device_index: int, num_warps: int, args: tuple, constexprs: dict) -> tuple:
-    """Everything Triton's JIT specialises on, at least: each tensor's dtype and 16-byte
-    alignment, and each other argument's value (a superset of its ``== 1`` / ``% 16`` / 32-bit
-    range specialisations: one key per shape, each new one costing a single JIT launch)."""
-    key = [kernel, device_index, num_warps, *constexprs.values()]
-    for value in args:
-        if value.__class__ is torch.Tensor:
-            key += (value.dtype, value.data_ptr() & 15 == 0)
-        else:
-            key.append(value)
-    return tuple(key)
 
 
 def _launch(
@@ -513,18 +501,14 @@ def _launch(
 ) -> None:
     """Launch on the current stream: the cached CompiledKernel directly, else through the JIT.
 
-    On CUDA the cache key is ``(kernel, call_key)`` (one tuple built per call, see `_call_key`),
-    or the launch's own `_launch_key` when there is no call key. The JIT path (first launch of a
-    key, and every launch in the interpreter) runs under a lock, since its cache fills are not
-    thread-safe; `constexprs` must follow the kernel's parameter order, as the launcher takes
-    every argument positionally.
+    On CUDA the cache key is ``(kernel, call_key)`` (one tuple built per call, see `_call_key`);
+    without a call key (an unaligned pointer, rare) every launch goes through the JIT, which
+    specialises on it. The JIT path (first launch of a key, and every launch in the interpreter)
+    runs under a lock, since its cache fills are not thread-safe; `constexprs` must follow the
+    kernel's parameter order, as the launcher takes every argument positionally.
     """
-    key = None
-    if device.type == "cuda":
-        if call_key is None:
-            key = _launch_key(kernel, device.index, num_warps, args, constexprs)
-        else:
-            key = (kernel, call_key)
+    key = None if call_key is None else (kernel, call_key)
+    if key is not None:
         compiled = _compiled.get(key)
         if compiled is not None:
             compiled.run(
