@@ -2,7 +2,7 @@
 # One device session on a CUDA machine: environment, the whole test suite natively on CUDA
 # (conformance of every backend and variant, the GPU reliability tests), the host step, an
 # Nsight Compute profile of the fused kernels at R=256, and the comparison harness.
-# Usage (repository root): OUT=results-dir [STAGE=tests|compare] bash benchmarks/gpu_session.sh
+# Usage (repository root): OUT=results-dir [STAGE=tests|compare] [NCU=0] bash benchmarks/gpu_session.sh
 #   [compare options...]   (tests: pytest + ncu, about 8 minutes; compare: the host step and
 #   the harness, about 7 minutes with --time-limit-s 300)
 # Everything lands in $OUT; the bulky outputs are packed into $OUT/session.tgz.
@@ -29,7 +29,7 @@ if [ "$STAGE" = all ] || [ "$STAGE" = tests ]; then
   MASKS_RELIABILITY_LOG="$S/reliability.jsonl" timeout 480 python3 -m pytest tests -q -rs \
     -p no:cacheprovider --junitxml "$S/junit.xml" > "$S/pytest.log" 2>&1 || status=1
   tail -n 40 "$S/pytest.log"
-  if command -v ncu > /dev/null; then  # where the fused kernels lose bandwidth at R=256
+  if [ "${NCU:-1}" = 1 ] && command -v ncu > /dev/null; then  # fused kernels at R=256
     for dtype in bf16 fp32; do
       timeout 45 ncu --clock-control none --profile-from-start off --kernel-name regex:fused \
         --section SpeedOfLight --section Occupancy --section WarpStateStats \

@@ -7,7 +7,8 @@ script times, with the harness's own method (`masks.timing.device_time`: L2 flus
 events, medians), a device-to-device copy moving the same number of bytes as the kernel's
 minimal traffic, a one-element kernel (the launch floor), and the default variant of each GPU
 backend on sparse logits of the same shape; so "% of the ceiling" can be read against what the
-same bytes allow.
+same bytes allow. Every figure is taken with both L2 flushes of `masks.timing` (``write``: the
+timed call also writes back the flush's dirty lines; ``read``: clean lines), ceiling included.
 
 Run (CUDA): ``python benchmarks/same_bytes_copy.py --out same_bytes_copy.json``
 """
@@ -30,24 +31,27 @@ REPS = 30
 
 
 def measure_shape(
-    num_reqs: int, vocab: int, dtype: torch.dtype, backends: list[str], ceiling_gbps: float
+    num_reqs: int, vocab: int, dtype: torch.dtype, backends: list[str], ceilings: dict
 ) -> dict:
-    """Same-bytes copy and each backend's default variant at one shape (harness method)."""
+    """Same-bytes copy and each backend's default variant at one shape, with each L2 flush."""
     device = torch.device("cuda")
     nbytes = timing.minimal_bytes(num_reqs, vocab, WIDTH, dtype.itemsize)
     source = torch.randint(0, 256, (nbytes // 2,), dtype=torch.uint8, device=device)
     target = torch.empty_like(source)
-    copy = timing.device_time(functools.partial(target.copy_, source), device, REPS)
-    row = {"num_reqs": num_reqs, "vocab": vocab, "minimal_bytes": nbytes, "copy_us": copy.median_us}
-    row["copy_pct"] = 100 * timing.gbps(nbytes, copy.median_us) / ceiling_gbps
     logits = make_logits(num_reqs, vocab, 50, dtype, seed=3, device=device)
     out = SamplingMask.empty(num_reqs, vocab, WIDTH, device=device)
+    calls = {"copy": functools.partial(target.copy_, source)}
     for backend in backends:
-        call = functools.partial(compact_sampling_mask, logits, None, WIDTH, backend, out=out)
-        call()
-        kernel = timing.device_time(call, device, REPS)
-        row[f"{backend}_us"] = kernel.median_us
-        row[f"{backend}_pct"] = 100 * timing.gbps(nbytes, kernel.median_us) / ceiling_gbps
+        calls[backend] = functools.partial(
+            compact_sampling_mask, logits, None, WIDTH, backend, out=out
+        )
+        calls[backend]()
+    row = {"num_reqs": num_reqs, "vocab": vocab, "minimal_bytes": nbytes}
+    for flush, ceiling in ceilings.items():
+        for name, call in calls.items():
+            measured = timing.device_time(call, device, REPS, flush)
+            row[f"{name}_us_{flush}"] = measured.median_us
+            row[f"{name}_pct_{flush}"] = 100 * timing.gbps(nbytes, measured.median_us) / ceiling
     return row
 
 
@@ -57,24 +61,31 @@ def main() -> None:
     args = parser.parse_args()
     device = torch.device("cuda")
     backends = [b for b in ("cupy", "triton", "numba") if b in available_backends(device)]
-    ceiling = timing.copy_ceiling(device)
+    ceilings, floors = {}, {}
     one = torch.ones(1, device=device)
-    floor = timing.device_time(functools.partial(one.add_, 1), device, REPS)
-    print(f"copy ceiling {ceiling.gbps:.0f} GB/s; one-element kernel {floor.median_us:.1f} us")
+    for flush in timing.L2_FLUSHES:
+        ceilings[flush] = timing.copy_ceiling(device, l2_flush=flush).gbps
+        floors[flush] = timing.device_time(functools.partial(one.add_, 1), device, REPS, flush)
+        print(
+            f"L2 flush {flush}: copy ceiling {ceilings[flush]:.0f} GB/s; one-element kernel "
+            f"{floors[flush].median_us:.1f} us"
+        )
     rows = []
     for (num_reqs, vocab), (name, dtype) in ((s, d) for s in SHAPES for d in DTYPES.items()):
-        row = {"dtype": name, **measure_shape(num_reqs, vocab, dtype, backends, ceiling.gbps)}
+        row = {"dtype": name, **measure_shape(num_reqs, vocab, dtype, backends, ceilings)}
         rows.append(row)
-        cells = " ".join(f"{b} {row[f'{b}_pct']:5.1f}%" for b in backends)
-        print(
-            f"R={num_reqs:5d} V={vocab:6d} {name}  {row['minimal_bytes'] / 1e6:7.1f} MB  "
-            f"same-bytes copy {row['copy_us']:6.1f} us {row['copy_pct']:5.1f}%  {cells}",
-            flush=True,
-        )
+        for flush in timing.L2_FLUSHES:
+            cells = " ".join(f"{b} {row[f'{b}_pct_{flush}']:5.1f}%" for b in backends)
+            print(
+                f"R={num_reqs:5d} V={vocab:6d} {name} {row['minimal_bytes'] / 1e6:6.1f} MB "
+                f"flush {flush:5s} same-bytes copy {row[f'copy_us_{flush}']:6.1f} us "
+                f"{row[f'copy_pct_{flush}']:5.1f}%  {cells}",
+                flush=True,
+            )
     report = {
         "device": torch.cuda.get_device_name(),
-        "copy_ceiling_gbps": ceiling.gbps,
-        "one_element_kernel_us": floor.median_us,
+        "copy_ceiling_gbps": ceilings,
+        "one_element_kernel_us": {flush: floor.median_us for flush, floor in floors.items()},
         "width": WIDTH,
         "support": "50 kept ids per row",
         "rows": rows,

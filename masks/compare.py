@@ -294,6 +294,7 @@ def measure(
     ceiling: timing.CopyCeiling,
     max_reps: int = DEFAULT_REPS,
     budget_s: float = DEFAULT_BUDGET_MS / 1e3,
+    l2_flush: str = timing.L2_FLUSHES[0],
 ) -> Result:
     """Gate one backend on one case, then (only if it passed) time it."""
     shape, device = case.shape, case.logits.device
@@ -310,9 +311,9 @@ def measure(
     if candidate.emulated:  # one timed call: enough to show the figures mean nothing
         _record_device_time(result, timing.device_time(call, device, reps=1))
         return result
-    seconds_each = timing.seconds_per_call(call, device)
+    seconds_each = timing.seconds_per_call(call, device, l2_flush=l2_flush)
     reps = timing.reps_within(budget_s, seconds_each, MIN_REPS, max_reps)
-    _record_device_time(result, timing.device_time(call, device, reps))
+    _record_device_time(result, timing.device_time(call, device, reps, l2_flush))
     batch_budget = budget_s / 2 / DISPATCH_BATCHES
     calls_per_batch = timing.reps_within(batch_budget, seconds_each, 1, MAX_CALLS_PER_BATCH)
     dispatch = timing.host_dispatch_time(call, device, DISPATCH_BATCHES, calls_per_batch)
@@ -353,6 +354,8 @@ class Config:
     progress: bool = True
     time_limit_s: float | None = None
     """Start no new shape after this many seconds (outputs still get written)."""
+    l2_flush: str = timing.L2_FLUSHES[0]
+    """How the L2 is emptied before each timed call (`masks.timing`), ceiling included."""
 
     def settings(self) -> dict[str, Any]:
         return {
@@ -369,6 +372,7 @@ class Config:
             "time_limit_s": self.time_limit_s,
             "timed_with_out": True,
             "l2_flush_bytes_min": timing.L2_FLUSH_MIN_BYTES,
+            "l2_flush": self.l2_flush,
         }
 
 
@@ -403,7 +407,7 @@ def run(config: Config, extra_backends: Mapping[str, registry.Kernel] | None = N
     """
     candidates = [registry_candidate(name) for name in config.backends]
     candidates += [injected_candidate(n, k) for n, k in (extra_backends or {}).items()]
-    ceiling = timing.copy_ceiling(config.device)
+    ceiling = timing.copy_ceiling(config.device, l2_flush=config.l2_flush)
     shapes = config.grid.shapes()
     results: list[Result] = []
     stopped = None
@@ -436,7 +440,9 @@ def _measure_shape(
     shape_results = []
     for candidate in candidates:
         progress.set_postfix_str(f"{candidate.name} {shape.id}")
-        shape_results.append(measure(candidate, case, ceiling, config.max_reps, config.budget_s))
+        shape_results.append(
+            measure(candidate, case, ceiling, config.max_reps, config.budget_s, config.l2_flush)
+        )
         progress.update()
     add_speedups(shape_results)
     return shape_results
@@ -885,6 +891,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     timing_group.add_argument("--seed", type=int, default=0)
     timing_group.add_argument(
+        "--l2-flush",
+        choices=timing.L2_FLUSHES,
+        default=timing.L2_FLUSHES[0],
+        help="empty the L2 before each timed call by writing a large buffer (as "
+        "triton.testing.do_bench; the call then writes back the dirty lines it evicts) or by "
+        "reading it (clean lines; the call pays for its own bytes only). Default %(default)s",
+    )
+    timing_group.add_argument(
         "--time-limit-s",
         type=float,
         help="start no new shape after this many seconds; what was measured is still written",
@@ -933,6 +947,7 @@ def config_from_args(args: argparse.Namespace, command: str) -> Config:
         command=command,
         progress=not args.no_progress,
         time_limit_s=args.time_limit_s,
+        l2_flush=args.l2_flush,
     )
 
 

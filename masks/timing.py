@@ -2,11 +2,14 @@
 
 Why they measure what they measure:
 
-- Device time: CUDA events around one call, each call preceded by an L2 flush (a write of at
-  least twice the L2 size, as ``triton.testing.do_bench`` does) and a short spin kernel. The
-  flush makes every call read its logits from memory, as a serving step does; flush and spin
-  keep the GPU busy while the host enqueues the call, so host dispatch never leaks into the
-  event interval.
+- Device time: CUDA events around one call, each call preceded by an L2 flush (at least twice
+  the L2 size) and a short spin kernel. The flush makes every call read its logits from memory,
+  as a serving step does; flush and spin keep the GPU busy while the host enqueues the call, so
+  host dispatch never leaks into the event interval. Two flushes (`L2_FLUSHES`): ``"write"``
+  zeroes the buffer, as ``triton.testing.do_bench`` does, which leaves the L2 full of *dirty*
+  lines that the timed call then writes back to memory as it evicts them (up to the L2's size of
+  extra traffic, charged to the call); ``"read"`` reads the buffer, leaving clean lines, so the
+  call pays for its own bytes only.
 - Host dispatch: back-to-back calls with no synchronisation in between, host wall clock per call.
   A backend that synchronises or does heavy Python work per call shows up here, not above.
 - Medians (with p10/p90) over many repetitions; callers size the repetition counts from a
@@ -72,10 +75,18 @@ def synchronize(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
+L2_FLUSHES = ("write", "read")
+"""How the L2 is emptied before each timed call (see the module docstring)."""
+
+
 @functools.cache
-def _l2_flush_buffer(device: torch.device) -> torch.Tensor:
+def _l2_flush_buffers(device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    """The flush buffer (>= twice the L2) and a one-element destination for its read."""
     l2_bytes = getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 0)
-    return torch.empty(max(L2_FLUSH_MIN_BYTES, 2 * l2_bytes) // 4, dtype=torch.int32, device=device)
+    size = max(L2_FLUSH_MIN_BYTES, 2 * l2_bytes) // 4
+    return torch.zeros(size, dtype=torch.int32, device=device), torch.empty(
+        (), dtype=torch.int32, device=device
+    )
 
 
 BUSY_CYCLES = 400_000
@@ -85,18 +96,24 @@ enqueued before the GPU reaches it. (The flush alone, ~75 us, hid a 50 us dispat
 ~85 us that triton's two-launch split measured on the H200's host.)"""
 
 
-def _flush_l2_and_stay_busy(device: torch.device) -> None:
+def _flush_l2_and_stay_busy(device: torch.device, l2_flush: str) -> None:
     if device.type == "cuda":
-        _l2_flush_buffer(device).zero_()
+        buffer, destination = _l2_flush_buffers(device)
+        if l2_flush == "write":
+            buffer.zero_()
+        else:
+            torch.amax(buffer, dim=0, out=destination)
         torch.cuda._sleep(BUSY_CYCLES)
 
 
-def seconds_per_call(call: Call, device: torch.device, calls: int = 3) -> float:
+def seconds_per_call(
+    call: Call, device: torch.device, calls: int = 3, l2_flush: str = "write"
+) -> float:
     """Wall time of one L2-flushed, synchronised call: what one timed repetition costs."""
     synchronize(device)
     start = time.perf_counter()
     for _ in range(calls):
-        _flush_l2_and_stay_busy(device)
+        _flush_l2_and_stay_busy(device, l2_flush)
         call()
         synchronize(device)
     return (time.perf_counter() - start) / calls
@@ -107,11 +124,14 @@ def reps_within(budget_s: float, seconds_each: float, low: int, high: int) -> in
     return max(low, min(high, int(budget_s / max(seconds_each, 1e-9))))
 
 
-def device_time(call: Call, device: torch.device, reps: int) -> Timing:
-    """Device time per call: CUDA events after an L2 flush, or wall clock on the CPU.
+def device_time(call: Call, device: torch.device, reps: int, l2_flush: str = "write") -> Timing:
+    """Device time per call: CUDA events after an L2 flush (``L2_FLUSHES``), or wall clock on
+    the CPU.
 
     The caller warms ``call`` up first (compilation, caches).
     """
+    if l2_flush not in L2_FLUSHES:
+        raise ValueError(f"l2_flush must be one of {L2_FLUSHES}, got {l2_flush!r}")
     if device.type != "cuda":
         samples = []
         for _ in range(reps):
@@ -125,7 +145,7 @@ def device_time(call: Call, device: torch.device, reps: int) -> Timing:
             for _ in range(reps)
         ]
         for start, end in events:
-            _flush_l2_and_stay_busy(device)
+            _flush_l2_and_stay_busy(device, l2_flush)
             start.record()
             call()
             end.record()
@@ -152,7 +172,9 @@ def host_dispatch_time(
     return summarize(samples)
 
 
-def copy_ceiling(device: torch.device, nbytes: int | None = None) -> CopyCeiling:
+def copy_ceiling(
+    device: torch.device, nbytes: int | None = None, l2_flush: str = "write"
+) -> CopyCeiling:
     """Measure ``dst.copy_(src)`` of a large buffer on ``device`` (bytes read + written / time)."""
     if nbytes is None:
         nbytes = CUDA_COPY_BYTES if device.type == "cuda" else CPU_COPY_BYTES
@@ -163,7 +185,7 @@ def copy_ceiling(device: torch.device, nbytes: int | None = None) -> CopyCeiling
         destination.copy_(source)
 
     copy()
-    timing = device_time(copy, device, COPY_REPS)
+    timing = device_time(copy, device, COPY_REPS, l2_flush)
     moved = 2 * nbytes
     return CopyCeiling(gbps(moved, timing.median_us), moved, timing.median_us)
 

@@ -16,6 +16,7 @@ import pytest
 import torch
 
 import masks
+from masks.backends import scratch
 from masks.testing import assert_masks_equal, make_logits, reference
 
 cupy_backend = pytest.importorskip("masks.backends.cupy", reason="cupy is not installed")
@@ -59,8 +60,15 @@ def test_kernel_names_cover_both_load_paths() -> None:
     names = cupy_backend.kernel_names("BF16")
     assert names["fused:vec"] == f"compact_fused<BF16, true, {cupy_backend.FUSED_THREADS}>"
     assert names["count:strided"].startswith("compact_split_count<BF16, false, ")
-    assert set(names) == {"rank", "count:vec", "count:strided", "fused:vec", "fused:strided"}
-    assert cupy_backend.VARIANTS == ("auto", "split", "fused")
+    assert set(names) == {
+        "rank",
+        *(
+            f"{role}:{load}"
+            for role in ("count", "fused", "lookback")
+            for load in ("vec", "strided")
+        ),
+    }
+    assert cupy_backend.VARIANTS == ("auto", "split", "fused", "lookback")
 
 
 @pytest.mark.parametrize("num_reqs", [1, 4, 16, 256, 1024])
@@ -119,7 +127,7 @@ def _layouts(logits: torch.Tensor) -> dict[str, torch.Tensor]:
 
 @needs_gpu
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("variant", ["split", "fused"])
+@pytest.mark.parametrize("variant", ["split", "fused", "lookback"])
 @pytest.mark.parametrize("vocab", [40_003, 40_064])
 def test_layouts_and_tiles_match_the_reference(
     dtype: torch.dtype, variant: str, vocab: int
@@ -145,12 +153,32 @@ def test_runs_on_torchs_current_stream() -> None:
     """Inputs produced on a side stream, results read there: no hidden default-stream use."""
     stream = torch.cuda.Stream()
     with torch.cuda.stream(stream):
-        for variant in ("split", "fused"):
+        for variant in ("split", "fused", "lookback"):
             logits = make_logits(8, 151_936, 50, seed=5, device="cuda") * 1.0
             actual = masks.compact_sampling_mask(logits, backend=f"cupy:{variant}")
             expected = reference(logits.cpu())
             stream.synchronize()
             assert_masks_equal(actual, expected)
+
+
+@needs_gpu
+def test_lookback_leaves_its_scratch_zero_for_the_next_call() -> None:
+    """Ticket, done counter and flags are reset by the launch's last block: consecutive calls of
+    any shape (early stop at small W, full rows, inactive rows) stay exact with no memset."""
+    stream = torch.cuda.current_stream()
+    for seed, (num_reqs, vocab, width) in enumerate(
+        [(1, 151_936, 2048), (16, 151_936, 4), (3, 40_003, 0), (7, 262_144, 2048), (1, 300, 9)]
+    ):
+        supports = [(0, 9, vocab)[r % 3] for r in range(num_reqs)]
+        logits = make_logits(num_reqs, vocab, supports, seed=seed, device="cuda")
+        num_sampled = (torch.arange(num_reqs, device="cuda") % 4) - 1  # -1, 0, 1, 2, ...
+        for active in (None, num_sampled):
+            expected = reference(logits.cpu(), None if active is None else active.cpu(), width)
+            actual = masks.compact_sampling_mask(logits, active, width, "cupy:lookback")
+            assert_masks_equal(actual, expected)
+            state = scratch.for_stream(logits.get_device(), stream.cuda_stream, zeroed=True)
+            with state.hold(1, logits.device) as buffer:
+                assert not buffer.any(), buffer.nonzero()[:8].tolist()
 
 
 @needs_gpu

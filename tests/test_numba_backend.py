@@ -2,8 +2,10 @@
 the GPU compilation of every kernel signature.
 
 Run under the simulator (``NUMBA_ENABLE_CUDASIM=1``) on CPU-only machines; the GPU-marked tests
-compare the shuffle scan with its simulator-safe equivalent and the plans on a real GPU, and the
-PTX test compiles every kernel for sm_90 wherever numba-cuda can compile (no GPU needed).
+compare the shuffle scan with its simulator-safe equivalent, the plans, and ``lookback`` on
+shapes with many tiles per row (several look-back rounds, flags that are not yet published) on a
+real GPU; the PTX test compiles every kernel for sm_90 wherever numba-cuda can compile (no GPU
+needed).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import torch
 nb = pytest.importorskip("masks.backends.numba", reason="numba-cuda is not installed")
 from numba import cuda, types  # noqa: E402
 
+from masks.backends import scratch  # noqa: E402
 from masks.backends import torch as reference  # noqa: E402
 from masks.result import SamplingMask  # noqa: E402
 from masks.testing import assert_masks_equal, make_logits  # noqa: E402
@@ -132,10 +135,142 @@ def test_strided_num_sampled_tokens() -> None:
     counts = torch.tensor([1, 9, 0, 9, 2, 9], dtype=torch.int64, device=DEVICE)[::2]
     want = SamplingMask.empty(3, 300, 64)
     reference.compact(logits.cpu(), counts.cpu(), want)
-    for variant in ("split", "fused"):
+    for variant in ("split", "fused", "lookback"):
         got = SamplingMask.empty(3, 300, 64, device=DEVICE)
         nb.compact(logits, counts, got, variant)
         assert_masks_equal(got, want)
+
+
+def _lookback_scratch() -> torch.Tensor:
+    """A copy of the zeroed scratch `lookback` uses on the current stream (the simulator's
+    lives on the CPU), ordered after the kernels queued on that stream."""
+    if HAS_GPU:
+        index = torch.cuda.current_device()
+        zeroed = scratch.for_stream(index, torch.cuda.current_stream().cuda_stream, zeroed=True)
+        device = torch.device("cuda", index)
+    else:
+        zeroed, device = scratch.for_stream(-1, 0, zeroed=True), torch.device("cpu")
+    with zeroed.hold(1, device) as buffer:  # the whole buffer (at least one entry)
+        return buffer.cpu().clone()
+
+
+def _tiles(num_reqs: int, vocab: int) -> int:
+    sms = nb._sm_count(torch.cuda.current_device()) if HAS_GPU else 4  # the simulator's
+    return num_reqs * nb.geometry(num_reqs, vocab, "lookback", sms).tiles_per_row
+
+
+@needs_kernels
+def test_lookback_leaves_its_zeroed_scratch_zero() -> None:
+    """The ticket, the done counter and every tile's flag are back to zero after a call (the
+    last block resets them), so the next call, or a graph replay, starts from zero."""
+    num_reqs, vocab = 3, 1_500
+    logits = make_logits(num_reqs, vocab, supports=[vocab, 0, 700], device=DEVICE)
+    counts = torch.tensor([1, 0, 2], dtype=torch.int32, device=DEVICE)
+    got = SamplingMask.empty(num_reqs, vocab, 8, device=DEVICE)
+    nb.compact(logits, counts, got, "lookback")
+    state = _lookback_scratch()
+    assert state.numel() >= 2 + _tiles(num_reqs, vocab) > 2 + num_reqs  # several tiles per row
+    assert not state.any(), state.tolist()
+    want = SamplingMask.empty(num_reqs, vocab, 8)
+    reference.compact(logits.cpu(), counts.cpu(), want)
+    assert_masks_equal(got, want)
+
+
+LOOKBACK_SHAPES = [(1, 700), (2, 1_285), (3, 300), (4, 1_100), (5, 520), (1, 2_101)]
+
+
+@needs_kernels
+def test_lookback_consecutive_shapes_match_the_reference() -> None:
+    """Calls of different shapes one after another on the same scratch: R = 1..5, one to five
+    tiles per row, inactive rows, W small (tiles past W rank nothing and their look-back
+    stops) and W past the vocabulary; every call equals the reference, every call leaves the
+    scratch zero."""
+    for index, (num_reqs, vocab) in enumerate(LOOKBACK_SHAPES):
+        supports = [(vocab, 0, vocab // 2, 3, vocab - 1)[(index + r) % 5] for r in range(num_reqs)]
+        logits = make_logits(num_reqs, vocab, supports, seed=index, junk=True).to(DEVICE)
+        for with_counts, width in ((False, 2_048), (True, 3), (True, 2_048)):
+            counts = None
+            if with_counts:  # rows 1, 4, ... inactive (0 or negative)
+                values = [(2, 0, 1, 5, -1)[r % 5] for r in range(num_reqs)]
+                counts = torch.tensor(values, dtype=torch.int64, device=DEVICE)
+            want = SamplingMask.empty(num_reqs, vocab, width)
+            reference.compact(logits.cpu(), None if counts is None else counts.cpu(), want)
+            got = SamplingMask.empty(num_reqs, vocab, width, device=DEVICE)
+            got.token_ids.fill_(0x5A5A5A5A)
+            got.counts.fill_(12345)
+            got.packed_mask.fill_(0xA5)
+            nb.compact(logits, counts, got, "lookback")
+            assert_masks_equal(got, want)
+            assert not _lookback_scratch().any(), (num_reqs, vocab, with_counts, width)
+
+
+def _look_back_kernel(state, first, end, whole, limit, out):
+    warps = cuda.blockDim.x // 32
+    warp = cuda.threadIdx.x // 32
+    shared = cuda.shared.array(0, types.int32)
+    scan = shared[2 * warps + warp * SCAN_SLOTS : 2 * warps + (warp + 1) * SCAN_SLOTS]
+    kept, rounds = look_back(state, first, end, whole, limit, shared, scan)
+    out[cuda.threadIdx.x, 0] = kept
+    out[cuda.threadIdx.x, 1] = rounds
+
+
+SCAN_SLOTS = nb.SCAN_SLOTS
+look_back = nb._look_back
+
+
+@needs_kernels
+@pytest.mark.parametrize(
+    ("first", "end", "whole", "limit"),
+    [(3, 140, True, 0), (3, 140, False, 10**9), (3, 140, False, 1), (3, 140, False, 0),
+     (10, 11, False, 5), (0, 0, True, 0), (5, 5 + 2 * nb.SPLIT_THREADS, False, 250)],
+)  # fmt: skip
+def test_look_back_rounds_and_early_stop(first: int, end: int, whole: bool, limit: int) -> None:
+    """Published counts ``flag - 1`` of tiles ``[first, end)``, ``blockDim`` per round (several
+    rounds here), stopping after the round where the sum reaches ``limit`` unless ``whole``;
+    the same answer in every thread; flags untouched."""
+    threads = nb.SPLIT_THREADS
+    published = (np.arange(600) * 7919 % 13).astype(np.int32)
+    state = np.concatenate([[0, 0], published + 1]).astype(np.int32)
+    kept, rounds, i = 0, 0, first
+    while i < end and (whole or kept < limit):
+        kept += int(published[i : min(i + threads, end)].sum())
+        rounds, i = rounds + 1, i + threads
+    out = np.zeros((threads, 2), dtype=np.int64)
+    kernel = cuda.jit(_look_back_kernel)[1, threads, 0, nb.shared_bytes(threads)]
+    if nb.SIMULATED:
+        kernel(state, first, end, whole, limit, out)
+        after = state
+    else:
+        d_state, d_out = cuda.to_device(state), cuda.to_device(out)
+        kernel(d_state, first, end, whole, limit, d_out)
+        out, after = d_out.copy_to_host(), d_state.copy_to_host()
+    assert out.tolist() == [[kept, rounds]] * threads
+    if end - first > threads and not whole and 0 < limit < published[first:end].sum():
+        assert rounds < -(-(end - first) // threads)  # it stopped early
+    np.testing.assert_array_equal(after[2:], published + 1)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_GPU, reason="needs a CUDA GPU (outside the simulator)")
+def test_lookback_many_tiles_per_row_and_repeated_calls() -> None:
+    """The H200 shapes `lookback` is for (R = 1, 4, 16 at V = 151,936: up to ~150 tiles per row,
+    several look-back rounds, tiles waiting for flags not yet published), 20 calls in a row on
+    one scratch without a sync, each equal to the reference; the scratch ends zero."""
+    vocab = 151_936
+    for num_reqs in (1, 4, 16):
+        supports = [(vocab, 0, 50, 3_000, vocab - 7)[r % 5] for r in range(num_reqs)]
+        logits = make_logits(num_reqs, vocab, supports, device="cuda")
+        counts = torch.tensor([(1, 1, 0, 2)[r % 4] for r in range(num_reqs)], device="cuda")
+        for with_counts, width in ((False, 2_048), (True, 1), (True, vocab)):
+            used = counts if with_counts else None
+            want = SamplingMask.empty(num_reqs, vocab, width)
+            reference.compact(logits.cpu(), None if used is None else used.cpu(), want)
+            outs = [SamplingMask.empty(num_reqs, vocab, width, device="cuda") for _ in range(20)]
+            for out in outs:
+                nb.compact(logits, used, out, "lookback")
+            for out in outs:
+                assert_masks_equal(out, want)
+            assert not _lookback_scratch().any()
 
 
 @pytest.mark.gpu
@@ -190,6 +325,15 @@ def sm90_compiler(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setattr(dispatcher, "get_current_device", Sm90)
 
 
+def _atomic_spin_loops(ptx: str) -> list[str]:
+    """Labels of the basic blocks that branch back to themselves and read by an atomic."""
+    loops = []
+    for label, body in re.findall(r"\n(\$L__BB\w+):\n(.*?)(?=\n\$L__BB|\Z)", ptx, re.S):
+        if re.search(rf"\bbra(\.uni)?\s+{re.escape(label)};", body) and "atom.global." in body:
+            loops.append(label)
+    return loops
+
+
 @pytest.mark.usefixtures("sm90_compiler")
 @pytest.mark.parametrize("itemsize", [2, 4, 8])
 def test_every_signature_compiles_for_sm90(itemsize: int) -> None:
@@ -198,9 +342,11 @@ def test_every_signature_compiles_for_sm90(itemsize: int) -> None:
     the first test; ptxas then issues them back to back)."""
     group = max(1, nb.LOADS // itemsize) * itemsize
     for count_type in (types.int32, types.int64):
-        for name in ("fused", "split_count", "split_rank"):
+        for name in ("fused", "split_count", "split_rank", "lookback"):
             ptx = _ptx(name, itemsize, count_type)
             assert ".local" not in ptx, name
+            if name == "lookback":  # flags are read by atomics in a loop, never by plain loads
+                assert _atomic_spin_loops(ptx), "lookback: no flag loop of atomics"
             if name != "split_rank":  # the pass-1 kernels
                 blocks = re.split(r"\n\$L__BB\w*:|\bbra\b", ptx)  # basic blocks
                 assert max(block.count("ld.global.") for block in blocks) >= group, name

@@ -67,3 +67,13 @@ def test_a_failed_allocation_releases_the_stream(monkeypatch) -> None:
     assert not stream_scratch._lock.locked()
     with stream_scratch.hold(4, torch.device("cpu")) as buffer:
         assert buffer.numel() >= 4
+
+
+def test_a_zeroed_scratch_is_zero_when_allocated_and_grown() -> None:
+    stream_scratch = scratch.StreamScratch(zeroed=True)
+    with stream_scratch.hold(10, torch.device("cpu")) as first:
+        assert not first.any()
+        first.fill_(0)  # a kernel leaves it zero
+    with stream_scratch.hold(100, torch.device("cpu")) as grown:
+        assert grown.numel() >= 100 and not grown.any()
+    assert scratch.for_stream(0, 1, zeroed=True) is not scratch.for_stream(0, 1)

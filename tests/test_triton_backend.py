@@ -1,8 +1,10 @@
 """Triton-specific checks: shape-driven choices, unusual layouts and concurrent first calls.
 
 The kernels' results are covered by the conformance suite; these tests pin down what it does not
-reach: the `auto` choice and split configuration, zero strides, strided num_sampled_tokens and
-concurrent first calls. They run on CUDA, or on the CPU under ``TRITON_INTERPRET=1``.
+reach: the `auto` choice and split configuration, zero strides, strided num_sampled_tokens,
+concurrent first calls, and `lookback`'s protocol (its scratch left zero, consecutive calls of
+changing shapes, early stops and multi-block look-backs). They run on CUDA, or on the CPU under
+``TRITON_INTERPRET=1``.
 """
 
 from __future__ import annotations
@@ -114,3 +116,65 @@ def test_mask_words_and_bytes(variant, offset):
     assert (buffer[:offset] == 0xAB).all() and (
         buffer[offset + out.packed_mask.numel() :] == 0xAB
     ).all()
+
+
+def _lookback_state() -> torch.Tensor:
+    """A copy of the current stream's zeroed scratch, as the last `lookback` call left it."""
+    with backend._stream_scratch(DEVICE, zeroed=True).hold(1, DEVICE) as state:
+        return state.cpu()
+
+
+def test_lookback_leaves_its_scratch_zero():
+    """Ticket, done counter and every tile flag are reset by the call's last program."""
+    logits = make_logits(3, 20_001, (5, 0, 9_000), seed=6, junk=True, device=DEVICE)
+    num_sampled = torch.tensor([1, 1, 0], device=DEVICE)
+    _, num_chunks, _ = backend._split_config(3, 20_001, backend._sm_count(DEVICE))
+    assert num_chunks > 1
+    for width in (2048, 3):
+        actual = compact_sampling_mask(logits, num_sampled, width, backend="triton:lookback")
+        assert_masks_equal(actual, reference(logits.cpu(), num_sampled.cpu(), width))
+        state = _lookback_state()
+        assert state.numel() >= 2 + 3 * num_chunks
+        assert not state.any(), state.nonzero().flatten().tolist()
+
+
+# (num_reqs, vocab_size, supports, num_sampled_tokens, width, dtype), run one after another
+LOOKBACK_CALLS = [
+    (1, 20_001, 9_000, None, 2_048, torch.float32),  # many chunks, the whole row looked back
+    (1, 20_001, 9_000, None, 5, torch.float32),  # every chunk after the first stops early
+    (1, 20_001, 9_000, None, 1_000, torch.bfloat16),  # stops a few chunks into the row
+    (2, 3_001, (0, 3_001), None, 3_001, torch.float16),  # W = V: every id of a full row
+    (3, 4_128, (40, 4_128, 2_000), (1, 0, 2), 100, torch.float32),  # an inactive middle row
+    (4, 777, (0, 1, 776, 777), (3, 1, 0, 5), 64, torch.float64),
+    (5, 65_536, (1, 300, 20_000, 65_536, 0), (1, -1, 2, 1, 1), 2_048, torch.float32),
+    (5, 65_536, (1, 300, 20_000, 65_536, 0), (1, 1, 0, 1, 1), 7, torch.bfloat16),
+    (2, 1, (1, 0), None, 1, torch.float32),  # one chunk per row: no look-back at all
+    (1, 20_001, 9_000, (0,), 2_048, torch.float32),  # an inactive single row of many chunks
+]
+
+
+@pytest.mark.parametrize("tiles_block", [None, 4])
+def test_lookback_consecutive_calls(monkeypatch, tiles_block):
+    """Shapes change from call to call on the same scratch; with `tiles_block` the look-back
+    reads its flags a few at a time, so early stops and the last chunk's sum cross blocks."""
+    if tiles_block is not None:
+        monkeypatch.setattr(backend, "_TILES_BLOCK", tiles_block)
+        monkeypatch.setattr(backend, "_compiled", {})  # launches cached with the default
+    for index, (num_reqs, vocab_size, supports, num_sampled, width, dtype) in enumerate(
+        LOOKBACK_CALLS
+    ):
+        logits = make_logits(
+            num_reqs, vocab_size, supports, dtype, seed=index, junk=True, device=DEVICE
+        )
+        if num_sampled is not None:
+            num_sampled = torch.tensor(num_sampled, device=DEVICE)
+        expected = reference(
+            logits.cpu(), None if num_sampled is None else num_sampled.cpu(), width
+        )
+        out = SamplingMask.empty(num_reqs, vocab_size, width, device=DEVICE)
+        out.token_ids.fill_(0x5A5A5A5A)  # poisoned: an unwritten entry fails
+        out.counts.fill_(12345)
+        out.packed_mask.fill_(0xA5)
+        compact_sampling_mask(logits, num_sampled, width, backend="triton:lookback", out=out)
+        assert_masks_equal(out, expected)
+        assert not _lookback_state().any(), f"call {index} left its scratch dirty"

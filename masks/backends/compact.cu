@@ -259,19 +259,15 @@ __device__ __forceinline__ void unit_segments(long long unit, long long segs_per
 // Outputs are contiguous: mask [R, ceil(V/8)] bytes, ids [R, width] int32, counts [R] int32.
 // Every scalar parameter is 64-bit (CuPy passes Python ints as 64-bit values).
 
-// split, launch 1: tiles of kThreads / 32 units of segs_per_unit segments; grid = R * tiles_per_row.
-// Each warp writes its unit's mask bytes and kept count to
-// unit_counts[row * units_per_row + unit] (units_per_row = tiles_per_row * warps). No barrier.
-template <class T, bool kVec, int kThreads>
-__global__ void __launch_bounds__(kThreads, min_blocks(kThreads))
-    compact_split_count(const typename T::Bits* logits, long long row_stride, long long col_stride,
-                        long long num_cols, const void* num_sampled, long long num_sampled_is_64,
-                        long long num_sampled_stride, unsigned char* mask,
-                        unsigned* unit_counts, long long tiles_per_row, long long segs_per_unit) {
-  constexpr long long kWarps = kThreads / 32;
-  const long long row = blockIdx.x / tiles_per_row;
-  const long long unit_index = blockIdx.x * kWarps + (threadIdx.x >> 5);  // global unit
-  const long long unit = unit_index - row * tiles_per_row * kWarps;
+// split, pass 1 of one unit (a warp): its mask bytes, and the unit's kept count (all lanes).
+// An inactive row's unit zeroes its mask bytes and counts 0.
+template <class T, bool kVec>
+__device__ __forceinline__ unsigned count_unit(const typename T::Bits* logits, long long row_stride,
+                                               long long col_stride, long long num_cols,
+                                               const void* num_sampled, long long num_sampled_is_64,
+                                               long long num_sampled_stride, unsigned char* mask,
+                                               long long row, long long unit,
+                                               long long segs_per_unit) {
   const long long num_segs = (num_cols + kSegCols - 1) / kSegCols;
   long long seg_begin, seg_end;
   unit_segments(unit, segs_per_unit, num_segs, &seg_begin, &seg_end);
@@ -284,7 +280,37 @@ __global__ void __launch_bounds__(kThreads, min_blocks(kThreads))
   } else {
     zero_bytes(row_mask, seg_begin * 32, min_ll(seg_end * 32, mask_bytes), threadIdx.x & 31u, 32u);
   }
-  kept = __reduce_add_sync(kFullMask, kept);
+  return __reduce_add_sync(kFullMask, kept);
+}
+
+// split, pass 2 of one unit (a warp) whose first kept id has rank `before` (< width).
+__device__ __forceinline__ void rank_unit(const unsigned char* mask, long long num_cols,
+                                          long long row, long long unit, long long segs_per_unit,
+                                          unsigned before, unsigned width, int* row_ids) {
+  const long long num_segs = (num_cols + kSegCols - 1) / kSegCols;
+  const long long mask_bytes = (num_cols + 7) >> 3;
+  long long seg_begin, seg_end;
+  unit_segments(unit, segs_per_unit, num_segs, &seg_begin, &seg_end);
+  rank_mask(mask + row * mask_bytes, seg_begin * 32, min_ll(seg_end * 32, mask_bytes), before,
+            width, row_ids);
+}
+
+// split, launch 1: tiles of kThreads / 32 units of segs_per_unit segments; grid = R * tiles_per_row.
+// Each warp writes its unit's mask bytes and kept count to
+// unit_counts[row * units_per_row + unit] (units_per_row = tiles_per_row * warps). No barrier.
+template <class T, bool kVec, int kThreads>
+__global__ void __launch_bounds__(kThreads, min_blocks(kThreads))
+    compact_split_count(const typename T::Bits* logits, long long row_stride, long long col_stride,
+                        long long num_cols, const void* num_sampled, long long num_sampled_is_64,
+                        long long num_sampled_stride, unsigned char* mask,
+                        unsigned* unit_counts, long long tiles_per_row, long long segs_per_unit) {
+  constexpr long long kWarps = kThreads / 32;
+  const long long row = blockIdx.x / tiles_per_row;
+  const long long unit_index = blockIdx.x * kWarps + (threadIdx.x >> 5);  // global unit
+  const unsigned kept = count_unit<T, kVec>(logits, row_stride, col_stride, num_cols, num_sampled,
+                                            num_sampled_is_64, num_sampled_stride, mask, row,
+                                            unit_index - row * tiles_per_row * kWarps,
+                                            segs_per_unit);
   if ((threadIdx.x & 31u) == 0u) unit_counts[unit_index] = kept;
 }
 
@@ -331,12 +357,92 @@ __global__ void __launch_bounds__(kThreads, min_blocks(kThreads))
   fill_ids<kThreads>(row_ids, max_ll(slot_begin, total < w ? total : w),
                      min_ll(slot_begin + share, width));
   if (before >= w || row_counts[first + warp] == 0u) return;
-  const long long num_segs = (num_cols + kSegCols - 1) / kSegCols;
-  const long long mask_bytes = (num_cols + 7) >> 3;
-  long long seg_begin, seg_end;
-  unit_segments(first + warp, segs_per_unit, num_segs, &seg_begin, &seg_end);
-  rank_mask(mask + row * mask_bytes, seg_begin * 32, min_ll(seg_end * 32, mask_bytes), before, w,
-            row_ids);
+  rank_unit(mask, num_cols, row, first + warp, segs_per_unit, before, w, row_ids);
+}
+
+// lookback: split's work in one launch (same tiling, grid = R * tiles_per_row). A block takes a
+// ticket (state[0]) and processes tile `ticket` (not blockIdx), so every tile it waits for was
+// taken by a block that has already started: no block relies on another being co-resident.
+// After pass 1 it publishes its kept count + 1 in state[2 + ticket] (0 = not yet), then sums the
+// counts of the row's earlier tiles, spinning on each until published (a tile other than the
+// row's last stops once the sum reaches W, and needs none if it keeps nothing). The row's last
+// tile writes counts[row] and the -1 padding. A block increments state[1] once it has read
+// every flag it needs; the last one resets the ticket, the counter and the flags, so the
+// scratch is zero again for the next launch (or graph replay) without a memset.
+template <class T, bool kVec, int kThreads>
+__global__ void __launch_bounds__(kThreads, min_blocks(kThreads))
+    compact_lookback(const typename T::Bits* logits, long long row_stride, long long col_stride,
+                     long long num_cols, const void* num_sampled, long long num_sampled_is_64,
+                     long long num_sampled_stride, unsigned char* mask, unsigned* state,
+                     long long tiles_per_row, long long segs_per_unit, int* ids, long long width,
+                     int* counts) {
+  constexpr unsigned kWarps = kThreads / 32;
+  __shared__ unsigned warp_kept[kWarps];
+  __shared__ unsigned shared_ticket, shared_before, shared_total;
+  __shared__ bool shared_last_done;
+  const unsigned lane = threadIdx.x & 31u;
+  const unsigned warp = threadIdx.x >> 5;
+  const long long num_tiles = gridDim.x;
+  unsigned* flags = state + 2;
+  if (threadIdx.x == 0) shared_ticket = atomicAdd(state, 1u);
+  __syncthreads();
+  const unsigned kept = count_unit<T, kVec>(
+      logits, row_stride, col_stride, num_cols, num_sampled, num_sampled_is_64, num_sampled_stride,
+      mask, shared_ticket / tiles_per_row, shared_ticket % tiles_per_row * kWarps + warp,
+      segs_per_unit);
+  if (lane == 0u) warp_kept[warp] = kept;
+  __syncthreads();  // also orders the mask stores before pass 2's loads
+  // Read again from shared memory rather than kept live across pass 1 (registers).
+  const long long ticket = shared_ticket;
+  const long long row = ticket / tiles_per_row;
+  const long long t = ticket - row * tiles_per_row;
+  const bool last_tile = t == tiles_per_row - 1;
+  const unsigned w = static_cast<unsigned>(width);
+  const unsigned mine = lane < kWarps ? warp_kept[lane] : 0u;
+  if (warp == 0u) {
+    const unsigned tile_kept = __reduce_add_sync(kFullMask, mine);
+    if (lane == 0u) atomicExch(flags + ticket, tile_kept + 1u);
+    const volatile unsigned* row_flags = flags + row * tiles_per_row;
+    unsigned before = 0u;
+    // The row's last tile needs the whole prefix; another only while it is < W and the tile has
+    // ids to rank.
+    const bool whole = last_tile;
+    const unsigned limit = tile_kept > 0u ? w : 0u;
+    for (long long base = 0; base < t && (whole || before < limit); base += 32) {
+      unsigned flag = 1u;
+      if (base + lane < t) {
+        do {
+          flag = row_flags[base + lane];
+        } while (flag == 0u);
+      }
+      before += __reduce_add_sync(kFullMask, flag - 1u);
+    }
+    if (lane == 0u) {
+      shared_before = before;
+      shared_total = before + tile_kept;
+    }
+  }
+  __syncthreads();  // every flag this block needs has been read
+  if (threadIdx.x == 0) {
+    __threadfence();  // this block's flag lands before its count of done blocks
+    shared_last_done = atomicAdd(state + 1, 1u) == num_tiles - 1;
+    __threadfence();
+  }
+  __syncthreads();
+  if (shared_last_done) {
+    for (long long i = threadIdx.x; i < num_tiles; i += kThreads) flags[i] = 0u;
+    if (threadIdx.x == 0) state[0] = state[1] = 0u;
+  }
+  int* row_ids = ids + row * width;
+  if (last_tile) {
+    const unsigned total = shared_total;
+    if (threadIdx.x == 0) counts[row] = static_cast<int>(total);
+    fill_ids<kThreads>(row_ids, total < w ? total : w, width);
+  }
+  const unsigned before = shared_before + __reduce_add_sync(kFullMask, lane < warp ? mine : 0u);
+  if (before < w && kept > 0u) {
+    rank_unit(mask, num_cols, row, t * kWarps + warp, segs_per_unit, before, w, row_ids);
+  }
 }
 
 // fused: one block per row (grid = R); warp k streams the k-th of kThreads / 32 ranges of the

@@ -47,7 +47,7 @@ import torch
 from masks.backends import scratch
 from masks.result import SamplingMask
 
-VARIANTS = ("auto", "split", "fused")
+VARIANTS = ("auto", "split", "fused", "lookback")
 
 # Tuning knobs, read when a (device, dtype) is first compiled and at each call (a tuning script
 # may change them and clear `_kernels`).
@@ -81,6 +81,7 @@ def kernel_names(type_name: str) -> dict[str, str]:
         key = "vec" if vec == "true" else "strided"
         names[f"count:{key}"] = f"compact_split_count<{type_name}, {vec}, {SPLIT_THREADS}>"
         names[f"fused:{key}"] = f"compact_fused<{type_name}, {vec}, {FUSED_THREADS}>"
+        names[f"lookback:{key}"] = f"compact_lookback<{type_name}, {vec}, {SPLIT_THREADS}>"
     return names
 
 
@@ -112,6 +113,7 @@ class _Kernels:
         "fused_min_rows",
         "fused_threads",
         "itemsize",
+        "lookback",
         "rank",
         "split_threads",
         "target_tiles",
@@ -129,6 +131,7 @@ class _Kernels:
         self.rank = functions["rank"]
         self.count = (functions["count:strided"], functions["count:vec"])
         self.fused = (functions["fused:strided"], functions["fused:vec"])
+        self.lookback = (functions["lookback:strided"], functions["lookback:vec"])
         self.itemsize = torch.empty((), dtype=dtype).element_size()
         self.split_threads, self.fused_threads = SPLIT_THREADS, FUSED_THREADS
         self.target_tiles = SPLIT_TILES_PER_SM * sm_count
@@ -255,6 +258,14 @@ def _launch(
     )
     tiles = num_reqs * tiles_per_row
     tiles_per_row, segs_per_unit = _arg(tiles_per_row), _arg(segs_per_unit)
+    if variant == "lookback":
+        # Ticket, done counter and one flag per tile; zero before and after every launch.
+        held = scratch.for_stream(index, stream.ptr, zeroed=True).hold(2 + tiles, device)
+        with held as state:
+            tiling = (_arg(state.data_ptr()), tiles_per_row, segs_per_unit)
+            args = (*logits_args, mask, *tiling, ids, _arg(width), counts)
+            kernels.lookback[vec]((tiles,), (threads,), args, stream=stream)
+        return
     # Unit counts (int32, every entry written by launch 1): the stream's reused scratch.
     with scratch.for_stream(index, stream.ptr).hold(tiles * (threads // 32), device) as units:
         units = _arg(units.data_ptr())

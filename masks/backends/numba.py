@@ -29,10 +29,25 @@ Kernels (the layout of masks/backends/compact.cu, whose design notes are in cupy
     the GPU) runs tiles of SPLIT_THREADS / 32 units, grid = rows x tiles: launch 1 writes the
     mask bytes and one count per unit, launch 2 sums the row's unit counts before its own,
     writes counts[r], its share of the -1 padding and the ids of its units (`split_tiling`).
+    ``lookback`` does ``split``'s work with the same tiling in ONE launch (at R = 1..16 the
+    second launch is a few us of a ~15 us call): thread 0 of each block takes a ticket
+    ``t = atomicAdd(state[0], 1)`` and the block works on tile t (not ``blockIdx``), publishes the
+    tile's count as ``flag[t] = count + 1`` (0: not yet) right after pass 1, then sums the flags
+    of the row's tiles before t (one per thread, read by atomics until non-zero; a tile that is
+    not the row's last stops once the sum reaches W, and one with no kept column needs none) -
+    a decoupled look-back. A ticket is taken by a block that is running, so every tile waited on
+    belongs to a block that already started and publishes without waiting: no deadlock whatever
+    the scheduling, no co-residency assumed, and no wait chains. The row's last tile writes
+    counts[r] and all of the row's -1 padding. The state (ticket, done counter, one flag per
+    tile) is the stream's zeroed scratch (`masks.backends.scratch`): the block whose
+    ``atomicAdd(state[1], 1)`` (after its last flag read) returns ``tiles - 1`` resets it to
+    zero once it has ranked, so no call pays a memset and no block waits for the counter.
     ``auto`` picks ``fused`` once the rows fill `FUSED_MIN_WAVES` waves of resident fused
-    blocks (SM count read once per device). The pass-1 kernels are generated per element size
-    (`_dtype_kernels`: unroll and word layout are compile-time constants); the exponent is a
-    parameter, so fp16 and bf16 share kernels.
+    blocks (SM count read once per device). The kernels with a pass 1 (``fused``,
+    ``split_count``, ``lookback``) are generated per element size (`_dtype_kernels`: unroll and
+    word layout are compile-time constants); the exponent is a parameter, so fp16 and bf16
+    share kernels. ``split`` and ``lookback`` share their device functions (`count_unit`,
+    `_rank_unit`); only the way counts travel differs.
 
 Dispatch (host cost is most of the time at R = 1, so it is designed, not defaulted)
     The kernels take raw pointers (``types.CPointer``) and int64 scalars only. numba-cuda
@@ -41,13 +56,15 @@ Dispatch (host cost is most of the time at R = 1, so it is designed, not default
     data, shape, strides) marshalling (measured: a trivial kernel costs ~30 us per call with a
     cached device array, 54 us with a torch tensor, 80 us through ``cuda.as_cuda_array``).
     Each signature is compiled explicitly once (``dispatcher.compile(sig)`` under a lock, on
-    first use of an (element size, num_sampled_tokens dtype) pair; 2 pass-1 kernels x 3 sizes
+    first use of an (element size, num_sampled_tokens dtype) pair; 3 pass-1 kernels x 3 sizes
     x 2 count dtypes and one ranking kernel at most); the resulting ``cuda.core`` kernel of
     the device's context, the ``LaunchConfig`` and the argument prefix are cached per shape in
     a `_Plan`, and the stream object is cached per raw stream pointer. A call is then a dict
     lookup, a few ``data_ptr()`` reads and ``cuda.core.launch`` per kernel - the same
     primitive numba's ``_Kernel.launch`` ends in, without its per-argument Python loop. Python
     ints travel as intptr-sized parameters, which is why every scalar parameter is int64.
+    ``lookback``'s state is the stream's zeroed scratch, held (`StreamScratch.hold`) until the
+    launch is queued; a CUDA graph being captured gets a zeroed buffer of its own.
     Compiling needs no GPU: tests/test_numba_backend.py compiles every signature to sm_90 PTX.
 
 Simulator (NUMBA_ENABLE_CUDASIM=1, for CI without a GPU)
@@ -59,11 +76,16 @@ Simulator (NUMBA_ENABLE_CUDASIM=1, for CI without a GPU)
     memory and two barriers), whose equivalence to `warp_scan_shuffle` is tested on the GPU
     (tests/test_numba_backend.py). The simulated barrier releases once every live thread of
     the block waits at any barrier, so a warp's scans only need the same number of calls on
-    its 32 lanes, and the one cross-warp barrier (``fused``, ``split_rank``; the GPU code has
-    no other) has the same number of barriers before it in every warp. ``cuda.popc`` and
-    ``cuda.ffs`` exist in the simulator and are only applied to unsigned words. The simulator
-    copies each array argument per launch, so simulated ``fused`` ranks from mask bytes, not
-    a uint32 alias.
+    its 32 lanes, and every cross-warp barrier (``fused`` and ``split_rank`` have one,
+    ``lookback`` two and one per look-back round; the GPU code has no others) has the same
+    number of barriers before it in every warp (the look-back rounds are block-uniform; the
+    rankings, whose scans differ per warp, and ``lookback``'s reset, a scan of warp 0 only,
+    come after the last cross-warp barrier).
+    ``cuda.popc`` and ``cuda.ffs`` exist in the simulator and are only applied to unsigned
+    words. Simulated blocks run in ``blockIdx`` order, so ``lookback``'s tickets are the block
+    indices and the tiles a block looks back at have all finished (its flag loops never spin
+    there; on the GPU they do). The simulator copies each array argument per launch, so
+    simulated ``fused`` and ``lookback`` rank from mask bytes, not a uint32 alias.
 """
 
 from __future__ import annotations
@@ -77,9 +99,10 @@ import numpy as np
 import torch
 from numba import cuda, types
 
+from masks.backends import scratch as stream_scratch
 from masks.result import SamplingMask
 
-VARIANTS = ("auto", "split", "fused")
+VARIANTS = ("auto", "split", "fused", "lookback")
 
 SIMULATED = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
 
@@ -251,13 +274,91 @@ def _rank_range(
         b += 128
 
 
+@cuda.jit(device=True)
+def _rank_unit(
+    mask, mask_words, aligned, num_bytes, segs_per_unit, ids, width, row, unit, before, count,
+    lane, scan,
+):  # fmt: skip
+    """Warp call (``split``, ``lookback``): the ids of the row's unit ``unit`` (``count`` kept
+    columns, ``before`` kept before it) in slots < W."""
+    if before < width and count > 0:  # then the unit is inside the row
+        seg = unit * segs_per_unit
+        _rank_range(
+            mask, mask_words, aligned, row * num_bytes, 32 * seg,
+            min(32 * (seg + segs_per_unit), num_bytes), before, min(width, before + count), ids,
+            row * width, width, lane, scan,
+        )  # fmt: skip
+
+
+if SIMULATED:  # the simulator passes NumPy arrays where the GPU passes pointers
+
+    def _array(pointer, size):
+        return pointer
+
+else:  # `cuda.atomic` is typed for arrays only: an array over the pointer (no copy)
+    from numba.cuda.np.numpy_support import carray as _array
+
+
+@cuda.jit(device=True)
+def _look_back(state, first, end, whole, limit, shared, scan):
+    """Block call (``lookback``): ``(kept, rounds)``, ``kept`` = the sum over the tiles
+    ``first <= i < end`` of their published counts ``state[2 + i] - 1``.
+
+    Each round reads ``blockDim`` flags, one per thread, by atomics until non-zero (a plain load
+    may be hoisted out of the loop and spin forever); the rounds stop once ``kept`` reaches
+    ``limit`` unless ``whole``. ``whole`` and ``limit`` are block-uniform, so every thread runs
+    the same rounds (and, in the simulator, barriers). Round k adds up the warp totals through
+    ``shared[warps * (1 - k % 2):][:warps]``: the halves alternate, so one barrier per round
+    suffices (the caller's warp counts in ``shared[:warps]`` are read before round 0's barrier).
+    """
+    tid = cuda.threadIdx.x
+    lane = tid % 32
+    warp = tid // 32
+    threads = cuda.blockDim.x
+    warps = threads // 32
+    kept = 0
+    rounds = 0
+    i = first
+    while i < end and (whole or kept < limit):
+        mine = i + tid
+        value = 0
+        if mine < end:
+            flag = cuda.atomic.add(state, 2 + mine, 0)
+            while flag == 0:
+                flag = cuda.atomic.add(state, 2 + mine, 0)
+            value = flag - 1
+        value = warp_scan(value, lane, scan)[1]
+        half = warps * (1 - rounds % 2)
+        if lane == 0:
+            shared[half + warp] = value
+        cuda.syncthreads()
+        for w in range(warps):
+            kept += shared[half + w]
+        rounds += 1
+        i += threads
+    return kept, rounds
+
+
+@cuda.jit(device=True)
+def _release_tiles(state, num_tiles, done, lane, scan):
+    """Warp call (``lookback``: warp 0, after the block's last cross-warp barrier): if lane 0's
+    ``done`` (the done counter before its increment) says the block finished last, the warp
+    resets the ticket counter, the done counter and every flag to zero."""
+    last = warp_scan(1 if lane == 0 and done == num_tiles - 1 else 0, lane, scan)[1]
+    if last != 0:
+        cuda.threadfence()  # acquire: after every block's state accesses (fenced before its count)
+        for i in range(lane, 2 + num_tiles, 32):
+            state[i] = 0
+
+
 # ---------------------------------------------------------------------------------------------
 # Kernels
 # ---------------------------------------------------------------------------------------------
 
 
 def _dtype_kernels(itemsize: int) -> dict:
-    """The pass-1 kernels (``fused``, ``split_count``) for elements of ``itemsize`` bytes.
+    """The kernels with a pass 1 (``fused``, ``split_count``, ``lookback``) for elements of
+    ``itemsize`` bytes.
 
     A lane's 8 elements (one mask byte) are ``itemsize`` uint64 words with the memory layout;
     a group of ``unroll`` segments is LOADS words per lane, all loaded before any is tested.
@@ -402,21 +503,16 @@ def _dtype_kernels(itemsize: int) -> dict:
                 before, min(width, before + count), ids, id_row, width, lane, scan,
             )  # fmt: skip
 
-    def split_count(
+    @cuda.jit(device=True)
+    def count_unit(
         logits, logits64, row_stride, col_stride, exponent, wide, num_sampled, has_num_sampled,
-        num_sampled_stride, vocab, num_bytes, tiles_per_row, segs_per_unit, mask, unit_counts,
+        num_sampled_stride, vocab, num_bytes, segs_per_unit, mask, row, unit, lane, scan,
     ):  # fmt: skip
-        """Block per (row, tile), warp per unit: its mask bytes and ``unit_counts[unit]``."""
-        warps = cuda.blockDim.x // 32
-        warp = cuda.threadIdx.x // 32
-        lane = cuda.threadIdx.x % 32
-        row = cuda.blockIdx.x // tiles_per_row
-        unit_index = cuda.blockIdx.x * warps + warp  # the row's units are consecutive
+        """Warp call (``split``, ``lookback``): the mask bytes of the row's unit ``unit``
+        (zeros in an inactive row); returns the unit's kept count (in every lane)."""
         num_segs = (vocab + SEGMENT - 1) // SEGMENT
-        seg = min((unit_index - row * tiles_per_row * warps) * segs_per_unit, num_segs)
+        seg = min(unit * segs_per_unit, num_segs)
         end = min(seg + segs_per_unit, num_segs)
-        shared = cuda.shared.array(0, types.int32)
-        scan = shared[2 * warps + warp * SCAN_SLOTS : 2 * warps + (warp + 1) * SCAN_SLOTS]
         mask_row = row * num_bytes
         kept = 0
         if _is_inactive(num_sampled, has_num_sampled, num_sampled_stride, row):
@@ -426,13 +522,97 @@ def _dtype_kernels(itemsize: int) -> dict:
                 logits, logits64, wide, row * row_stride, col_stride, vocab, exponent, mask,
                 mask_row, seg, end,
             )  # fmt: skip
-        count = warp_scan(kept, lane, scan)[1]
+        return warp_scan(kept, lane, scan)[1]
+
+    def split_count(
+        logits, logits64, row_stride, col_stride, exponent, wide, num_sampled, has_num_sampled,
+        num_sampled_stride, vocab, num_bytes, tiles_per_row, segs_per_unit, mask, unit_counts,
+    ):  # fmt: skip
+        """Block per (row, tile), warp per unit: its mask bytes and ``unit_counts[unit]``."""
+        warps = cuda.blockDim.x // 32
+        warp = cuda.threadIdx.x // 32
+        lane = cuda.threadIdx.x % 32
+        row = cuda.blockIdx.x // tiles_per_row
+        tile = cuda.blockIdx.x - row * tiles_per_row
+        shared = cuda.shared.array(0, types.int32)
+        scan = shared[2 * warps + warp * SCAN_SLOTS : 2 * warps + (warp + 1) * SCAN_SLOTS]
+        count = count_unit(
+            logits, logits64, row_stride, col_stride, exponent, wide, num_sampled,
+            has_num_sampled, num_sampled_stride, vocab, num_bytes, segs_per_unit, mask, row,
+            tile * warps + warp, lane, scan,
+        )  # fmt: skip
         if lane == 0:
-            unit_counts[unit_index] = count
+            unit_counts[cuda.blockIdx.x * warps + warp] = count  # the row's units are consecutive
+
+    def lookback(
+        logits, logits64, row_stride, col_stride, exponent, wide, num_sampled, has_num_sampled,
+        num_sampled_stride, vocab, width, num_bytes, tiles_per_row, segs_per_unit, ids, counts,
+        mask, mask_words, aligned, state_pointer,
+    ):  # fmt: skip
+        """``split`` in one launch: block per ticket t = tile t % tiles_per_row of row
+        t // tiles_per_row; pass 1 per warp, the tile count published as
+        ``state[2 + t] = count + 1``, the look-back, the last tile's counts[r] and -1 padding,
+        then each warp's ranking. ``state``: [ticket, done, flag per tile], zero on entry and
+        left zero by the block that finishes last."""
+        tid = cuda.threadIdx.x
+        lane = tid % 32
+        warp = tid // 32
+        threads = cuda.blockDim.x
+        warps = threads // 32
+        num_tiles = cuda.gridDim.x
+        shared = cuda.shared.array(0, types.int32)
+        scan = shared[2 * warps + warp * SCAN_SLOTS : 2 * warps + (warp + 1) * SCAN_SLOTS]
+        if tid == 0:  # tickets in the order blocks start
+            shared[warps] = cuda.atomic.add(_array(state_pointer, 2), 0, 1)
+        cuda.syncthreads()
+        ticket = shared[warps]
+        row = ticket // tiles_per_row
+        tile = ticket - row * tiles_per_row
+        unit = tile * warps + warp
+        count = count_unit(
+            logits, logits64, row_stride, col_stride, exponent, wide, num_sampled,
+            has_num_sampled, num_sampled_stride, vocab, num_bytes, segs_per_unit, mask, row,
+            unit, lane, scan,
+        )  # fmt: skip
+        if lane == 0:
+            shared[warp] = count
+        cuda.syncthreads()  # also orders the mask stores before the ranking reads them
+        before = 0
+        total = 0
+        for w in range(warps):
+            total += shared[w]
+            if w < warp:
+                before += shared[w]
+        state = _array(state_pointer, 2 + num_tiles)  # here: nothing more live across pass 1
+        if tid == 0:  # the flag is the count itself: no fence needed before it
+            cuda.atomic.exch(state, 2 + ticket, types.int32(total + 1))
+        # The row's last tile needs the whole prefix (counts[r], padding), unless the row is
+        # inactive (0); another tile only while it is < W and the tile has ids to rank.
+        last = tile == tiles_per_row - 1
+        whole = last and not _is_inactive(num_sampled, has_num_sampled, num_sampled_stride, row)
+        prefix = _look_back(
+            state, row * tiles_per_row, ticket, whole, width if total > 0 else 0, shared, scan
+        )[0]
+        done = 0
+        if tid == 0:  # after the block's last flag read (the look-back's last barrier)
+            cuda.threadfence()  # release: the block's ticket, flag and reads before its count
+            done = cuda.atomic.add(state, 1, 1)  # awaited after the ranking only
+        id_row = row * width
+        if last:
+            if tid == 0:
+                counts[row] = prefix + total
+            _fill_ids(ids, id_row + min(prefix + total, width), id_row + width, tid, threads)
+        _rank_unit(
+            mask, mask_words, aligned, num_bytes, segs_per_unit, ids, width, row, unit,
+            prefix + before, count, lane, scan,
+        )  # fmt: skip
+        if warp == 0:  # the block that finishes last leaves the state zero
+            _release_tiles(state, num_tiles, done, lane, scan)
 
     return {
         "fused": _jit_kernel(fused, FUSED_THREADS),
         "split_count": _jit_kernel(split_count, SPLIT_THREADS),
+        "lookback": _jit_kernel(lookback, SPLIT_THREADS),
     }
 
 
@@ -482,14 +662,10 @@ def _split_rank_kernel(
     _fill_ids(
         ids, id_row + max(slot, min(total, width)), id_row + min(slot + share, width), tid, threads
     )
-    count = unit_counts[unit + warp]
-    if before < width and count > 0:  # then the unit is inside the row
-        seg = (tile * warps + warp) * segs_per_unit
-        _rank_range(
-            mask, mask_words, aligned, row * num_bytes, 32 * seg,
-            min(32 * (seg + segs_per_unit), num_bytes), before, min(width, before + count), ids,
-            id_row, width, lane, scan,
-        )  # fmt: skip
+    _rank_unit(
+        mask, mask_words, aligned, num_bytes, segs_per_unit, ids, width, row, tile * warps + warp,
+        before, unit_counts[unit + warp], lane, scan,
+    )  # fmt: skip
 
 
 _PASS1 = {itemsize: _dtype_kernels(itemsize) for itemsize in (2, 4, 8)}
@@ -501,7 +677,7 @@ def _dispatcher(name: str, itemsize: int):
 
 
 def _signatures(itemsize: int, count_type) -> dict:
-    """Explicit signatures of the three kernels for one element size / counts dtype."""
+    """Explicit signatures of the four kernels for one element size / counts dtype."""
     p = types.CPointer
     i64 = types.int64
     ids, counts, mask = p(types.int32), p(types.int32), p(types.uint8)
@@ -513,6 +689,8 @@ def _signatures(itemsize: int, count_type) -> dict:
         "fused": types.void(*head, i64, i64, i64, ids, counts, *masks),
         "split_count": types.void(*head, i64, i64, i64, i64, mask, p(types.int32)),
         "split_rank": types.void(i64, i64, i64, i64, *masks, p(types.int32), ids, counts),
+        # vocab, width, num_bytes, tiles_per_row, segs_per_unit, ..., state (zeroed scratch)
+        "lookback": types.void(*head, i64, i64, i64, i64, i64, ids, counts, *masks, p(types.int32)),
     }
 
 
@@ -523,12 +701,14 @@ def _signatures(itemsize: int, count_type) -> dict:
 
 @dataclass(frozen=True)
 class Geometry:
-    """How one shape is launched: ``fused`` (grid = rows) or ``split`` (rows x tiles)."""
+    """How one shape is launched: ``fused`` (grid = rows) or ``split`` / ``lookback``
+    (grid = rows x tiles)."""
 
     fused: bool
     tiles_per_row: int
     segs_per_unit: int
-    """`split`: segments of a warp's unit (``fused`` splits the row in the kernel)."""
+    """`split`, `lookback`: segments of a warp's unit (``fused`` splits the row in the
+    kernel)."""
 
 
 def split_tiling(num_reqs: int, vocab: int, sm_count: int) -> tuple[int, int]:
@@ -547,7 +727,7 @@ def split_tiling(num_reqs: int, vocab: int, sm_count: int) -> tuple[int, int]:
 
 
 def geometry(num_reqs: int, vocab: int, variant: str, sm_count: int) -> Geometry:
-    """Pick the variant for ``auto`` and the split tiling by shape."""
+    """Pick the variant for ``auto`` and the split tiling (``split``, ``lookback``) by shape."""
     resident = sm_count * max(1, _RESIDENT_THREADS // FUSED_THREADS)
     if variant == "fused" or (
         variant == "auto" and num_reqs >= math.ceil(FUSED_MIN_WAVES * resident)
@@ -639,9 +819,8 @@ def _kernel(name: str, device: int, itemsize: int, count_type):
     return kernel
 
 
-def _stream(device: int):
-    """``cuda.core`` stream for torch's current stream on ``device`` (cached per pointer)."""
-    pointer = _raw_stream(device)
+def _stream(device: int, pointer: int):
+    """``cuda.core`` stream for the raw stream ``pointer`` on ``device`` (cached per pointer)."""
     stream = _streams.get((device, pointer))
     if stream is None:
         from numba.cuda.cudadrv.driver import _to_core_stream
@@ -667,7 +846,8 @@ class _Plan:
     """Everything a shape needs except the data pointers and the stream."""
 
     device: int
-    fused: bool
+    variant: str
+    """``fused``, ``split`` or ``lookback`` (``auto`` resolved by shape)"""
     kernels: tuple
     configs: tuple
     head: tuple
@@ -679,8 +859,9 @@ class _Plan:
     width: int
     num_bytes: int
     tiles: tuple
-    """split: (tiles_per_row, segs_per_unit)"""
+    """split, lookback: (tiles_per_row, segs_per_unit)"""
     scratch_size: int
+    """split: unit counts; lookback: zeroed state (ticket, done counter, one flag per tile)"""
 
     def run(self, logits, num_sampled_tokens, out) -> None:
         device = self.device
@@ -696,7 +877,8 @@ class _Plan:
             self._launch(logits, num_sampled_tokens, out)
 
     def _launch(self, logits, num_sampled_tokens, out) -> None:
-        stream = _stream(self.device)
+        pointer = _raw_stream(self.device)
+        stream = _stream(self.device, pointer)
         address = logits.data_ptr()
         counts_ptr = 0 if num_sampled_tokens is None else num_sampled_tokens.data_ptr()
         ids, counts, mask = (
@@ -707,11 +889,20 @@ class _Plan:
         aligned = int(self.num_bytes % 4 == 0 and mask % 4 == 0)
         wide = int(self.wide_layout and address % 8 == 0)
         head = (address, address, *self.head, wide, counts_ptr, *self.counts)
-        if self.fused:
+        if self.variant == "fused":
             _core_launch(
                 stream, self.configs[0], self.kernels[0], *head,
                 self.vocab, self.width, self.num_bytes, ids, counts, mask, mask, aligned,
             )  # fmt: skip
+            return
+        if self.variant == "lookback":
+            zeroed = stream_scratch.for_stream(self.device, pointer, zeroed=True)
+            with zeroed.hold(self.scratch_size, logits.device) as state:  # until queued
+                _core_launch(
+                    stream, self.configs[0], self.kernels[0], *head, self.vocab, self.width,
+                    self.num_bytes, *self.tiles, ids, counts, mask, mask, aligned,
+                    state.data_ptr(),
+                )  # fmt: skip
             return
         unit_counts = torch.empty(self.scratch_size, dtype=torch.int32, device=logits.device)
         scratch = unit_counts.data_ptr()  # alive until both launches are queued
@@ -740,14 +931,16 @@ def _make_plan(key, logits, num_sampled_tokens, out, variant) -> _Plan:
     num_reqs, vocab = logits.shape
     shape = geometry(num_reqs, vocab, variant, _sm_count(device))
     if shape.fused:
-        names, threads = ("fused",), FUSED_THREADS
+        variant, names, threads = "fused", ("fused",), FUSED_THREADS
+    elif variant == "lookback":
+        names, threads = ("lookback",), SPLIT_THREADS
     else:
-        names, threads = ("split_count", "split_rank"), SPLIT_THREADS
+        variant, names, threads = "split", ("split_count", "split_rank"), SPLIT_THREADS
     grid = num_reqs * shape.tiles_per_row
     config = LaunchConfig(grid=grid, block=threads, shmem_size=shared_bytes(threads))
     plan = _Plan(
         device=device,
-        fused=shape.fused,
+        variant=variant,
         kernels=tuple(_kernel(name, device, itemsize, count_type) for name in names),
         configs=(config,) * len(names),
         head=(*logits.stride(), exponent),
@@ -757,7 +950,7 @@ def _make_plan(key, logits, num_sampled_tokens, out, variant) -> _Plan:
         width=out.width,
         num_bytes=out.packed_mask.shape[1],
         tiles=(shape.tiles_per_row, shape.segs_per_unit),
-        scratch_size=grid * (threads // 32),
+        scratch_size=2 + grid if variant == "lookback" else grid * (threads // 32),
     )
     with _lock:
         return _plans.setdefault(key, plan)
@@ -797,9 +990,11 @@ def _compact_simulated(logits, num_sampled_tokens, out, variant) -> None:
     width, num_bytes = out.width, out.packed_mask.shape[1]
     shape = geometry(num_reqs, vocab, variant, sm_count=4)  # a few tiles per row, as on a GPU
     # The simulator copies each array argument in and out of a launch, so a uint32 view of the
-    # mask does not see the same launch's byte stores: `fused` reads bytes here (the word path
-    # is exercised by `split`, whose ranking is a second launch, and by `fused` on a GPU).
-    aligned = int(not shape.fused and num_bytes % 4 == 0 and mask.ctypes.data % 4 == 0)
+    # mask does not see the same launch's byte stores (and its copy back would undo them):
+    # `fused` and `lookback` read bytes here (the word path is exercised by `split`, whose
+    # ranking is a second launch, and by `fused` and `lookback` on a GPU).
+    one_launch = shape.fused or variant == "lookback"
+    aligned = int(not one_launch and num_bytes % 4 == 0 and mask.ctypes.data % 4 == 0)
     masks = (mask, mask.view(np.uint32) if aligned else np.zeros(1, np.uint32), aligned)
     head = (
         elements,
@@ -817,7 +1012,14 @@ def _compact_simulated(logits, num_sampled_tokens, out, variant) -> None:
         return
     grid = num_reqs * shape.tiles_per_row
     tiles = (shape.tiles_per_row, shape.segs_per_unit)
-    unit_counts = np.empty(grid * (SPLIT_THREADS // 32), dtype=np.int32)
     config = (grid, SPLIT_THREADS, 0, shared_bytes(SPLIT_THREADS))
+    if variant == "lookback":
+        cpu = torch.device("cpu")
+        with stream_scratch.for_stream(-1, 0, zeroed=True).hold(2 + grid, cpu) as state:
+            kernels["lookback"][config](
+                *head, vocab, width, num_bytes, *tiles, ids, counts, *masks, state.numpy()
+            )
+        return
+    unit_counts = np.empty(grid * (SPLIT_THREADS // 32), dtype=np.int32)
     kernels["split_count"][config](*head, vocab, num_bytes, *tiles, mask, unit_counts)
     _split_rank[config](width, num_bytes, *tiles, *masks, unit_counts, ids, counts)

@@ -8,7 +8,7 @@ program per row and ranks kept ids with an element-level ``tl.cumsum`` over ever
 row. That scan dominates the instruction count, and one program per row leaves most of the GPU
 idle when there are few rows (R=1 uses one SM).
 
-The other two variants split the work into two passes. Pass 1 streams the logits: a block of
+The other variants split the work into two passes. Pass 1 streams the logits: a block of
 ``32 * NW`` columns is loaded as an ``[NW, 32]`` tile (16-byte vector loads), the finiteness
 bits are summed (disjoint bits: an exact OR, combined inside a warp by shuffles) into ``NW``
 int32 words, which are stored as the mask (one int32 store per word when mask rows are 4-byte
@@ -30,6 +30,16 @@ stops once ``min(count, W)`` ids are written. (The element-level alternative, a 
   block-wide reduction or scan inside the loop (word counts accumulate per thread and are
   reduced once after it); a barrier makes the mask stores visible to the whole block; pass 2
   loops over the row's mask words while fewer than ``min(count, W)`` ids are written.
+* ``"lookback"`` (few rows, on trial against ``split``): ``split``'s tiles and passes in *one*
+  launch, saving the second launch's few microseconds, which matter at R=1..16. Each program
+  takes a ticket (an atomic counter) and works on that tile, not on its program id: pass 1,
+  then it publishes its kept count as a flag and sums the flags of the row's earlier chunks
+  (a decoupled look-back; a chunk other than the last stops once the prefix reaches ``W``),
+  then pass 2. Every tile it waits for was taken by a program that started before it, so the
+  wait ends without assuming that the programs are co-resident or start in any order. The
+  row's last chunk writes ``counts[r]`` and all of the row's ``-1`` padding. The flags and
+  counters live in a *zeroed* stream scratch: the last program to finish reading flags resets
+  them, so no call pays a memset and CUDA-graph replays find them zero.
 * ``"auto"`` (default): ``fused`` once ``R >= _FUSED_MIN_ROWS_PER_SM * num_SMs``, else ``split``.
 
 Finiteness is decided on the bit pattern (exponent all ones means +-inf or NaN), through an
@@ -67,7 +77,7 @@ import triton.language as tl
 from masks.backends import scratch
 from masks.result import SamplingMask
 
-VARIANTS = ("auto", "split", "fused", "rowwise")
+VARIANTS = ("auto", "split", "fused", "rowwise", "lookback")
 
 # Integer view and exponent mask of each float dtype: a logit is kept iff (bits & EXP) != EXP.
 _BITS = {
@@ -104,7 +114,7 @@ _PAD_BLOCK = 1024
 _SPLIT_PAD = 128
 """-1 slots a `split` tile writes per step (tile c: slots c * PAD + k * num_chunks * PAD...)."""
 _TILES_BLOCK = 256
-"""Tile counts a `split` tile sums per step to find its prefix."""
+"""Tile counts a `split` tile sums per step to find its prefix (flags for `lookback`)."""
 
 _launch_lock = threading.Lock()
 _sm_counts: dict[int, int] = {}
@@ -266,6 +276,60 @@ def _finish_row(ids_row_ptr, counts_ptr, row, count, width, PAD: tl.constexpr):
 # --- kernels ----------------------------------------------------------------------------------
 
 
+@triton.jit
+def _split_pass1(
+    logits_ptr,
+    row_stride,
+    col_stride,
+    num_sampled_ptr,
+    num_sampled_stride,
+    mask_row,
+    row,
+    start,
+    vocab_size,
+    INT: tl.constexpr,
+    EXP: tl.constexpr,
+    CHUNK: tl.constexpr,
+    WORDS: tl.constexpr,
+):
+    """Pass 1 of one split tile (columns [start, start + CHUNK) of `row`): write the tile's mask
+    and return ``(words, count)``, its CHUNK // 32 mask words and its kept count."""
+    active = _is_active(num_sampled_ptr, num_sampled_stride, row)
+    bits = _load_bits(
+        logits_ptr, row * row_stride, col_stride, start, vocab_size, active, INT, EXP, CHUNK // 32
+    )
+    words = _pack_words(bits, EXP)
+    _store_mask_words(mask_row, start, words, vocab_size, CHUNK // 32, WORDS)
+    return words, tl.sum(_popcount(words), 0)
+
+
+@triton.jit
+def _split_pass2(
+    mask_row,
+    ids_row,
+    words,
+    prefix,
+    count,
+    start,
+    vocab_size,
+    width,
+    CHUNK: tl.constexpr,
+    WORDS: tl.constexpr,
+):
+    """Pass 2 of one split tile: its `count` kept ids to slots prefix + rank (< width).
+
+    `words`: the tile's mask words, still in registers since pass 1 (``lookback``), or ``None``
+    to re-read them from the mask (``split``, whose pass 1 ran in the previous launch). Nothing
+    is read or written when the prefix already fills the row or the tile keeps nothing.
+    """
+    if (prefix < width) & (count > 0):
+        if words is None:
+            tile_words = _load_mask_words(mask_row, start, vocab_size, CHUNK // 32, WORDS)
+        else:
+            tile_words = words
+        _rank_words(ids_row, tile_words, prefix, start, width, CHUNK // 32)
+
+
 @triton.jit(do_not_specialize=["num_sampled_stride", "num_chunks"])
 def _split_count_kernel(
     logits_ptr,
@@ -285,15 +349,12 @@ def _split_count_kernel(
     """Split launch 1, per (row, chunk): the chunk's mask and kept count."""
     tile = tl.program_id(0)
     row = (tile // num_chunks).to(tl.int64)
-    start = (tile % num_chunks) * CHUNK
-    active = _is_active(num_sampled_ptr, num_sampled_stride, row)
-    bits = _load_bits(
-        logits_ptr, row * row_stride, col_stride, start, vocab_size, active, INT, EXP, CHUNK // 32
-    )
-    words = _pack_words(bits, EXP)
     mask_row = mask_ptr + row * tl.cdiv(vocab_size, 8)
-    _store_mask_words(mask_row, start, words, vocab_size, CHUNK // 32, WORDS)
-    tl.store(tile_counts_ptr + tile, tl.sum(_popcount(words), 0))
+    _, count = _split_pass1(
+        logits_ptr, row_stride, col_stride, num_sampled_ptr, num_sampled_stride, mask_row, row,
+        (tile % num_chunks) * CHUNK, vocab_size, INT, EXP, CHUNK, WORDS,
+    )  # fmt: skip
+    tl.store(tile_counts_ptr + tile, count)
 
 
 @triton.jit(do_not_specialize=["vocab_size", "width", "num_chunks"])
@@ -328,11 +389,82 @@ def _split_ids_kernel(
         tl.store(counts_ptr + row, total)
     for first_slot in range(chunk * PAD, width, num_chunks * PAD):  # this tile's padding share
         _fill_padding(ids_row, first_slot, tl.minimum(total, width), width, PAD)
-    if (prefix < width) & (own > 0):
-        start = chunk * CHUNK
-        mask_row = mask_ptr + row * tl.cdiv(vocab_size, 8)
-        words = _load_mask_words(mask_row, start, vocab_size, CHUNK // 32, WORDS)
-        _rank_words(ids_row, words, prefix, start, width, CHUNK // 32)
+    mask_row = mask_ptr + row * tl.cdiv(vocab_size, 8)
+    _split_pass2(
+        mask_row, ids_row, None, prefix, own, chunk * CHUNK, vocab_size, width, CHUNK, WORDS
+    )
+
+
+@triton.jit(do_not_specialize=["num_sampled_stride", "width", "num_chunks"])
+def _lookback_kernel(
+    logits_ptr,
+    row_stride,
+    col_stride,
+    num_sampled_ptr,
+    num_sampled_stride,
+    mask_ptr,
+    state_ptr,
+    ids_ptr,
+    counts_ptr,
+    vocab_size,
+    width,
+    num_chunks,
+    INT: tl.constexpr,
+    EXP: tl.constexpr,
+    CHUNK: tl.constexpr,
+    TILES_BLOCK: tl.constexpr,
+    PAD: tl.constexpr,
+    WORDS: tl.constexpr,
+):
+    """The split tiles in one launch: pass 1, a decoupled look-back for the prefix, pass 2.
+
+    `state_ptr` (a zeroed scratch, left zero): [0] ticket counter, [1] done counter, [2 + t] flag
+    of tile t (0: not yet published, else its kept count + 1). A program works on the tile of the
+    ticket it takes, not on its program id: every tile it waits for was taken by a program that
+    has started before it, so the wait ends whatever order the hardware starts programs in.
+    """
+    num_tiles = tl.num_programs(0)
+    tile = tl.atomic_add(state_ptr, 1, sem="relaxed")  # the ticket: tiles are taken in order
+    flags = state_ptr + 2
+    row = (tile // num_chunks).to(tl.int64)
+    chunk = tile % num_chunks
+    start = chunk * CHUNK
+    mask_row = mask_ptr + row * tl.cdiv(vocab_size, 8)
+    words, own = _split_pass1(
+        logits_ptr, row_stride, col_stride, num_sampled_ptr, num_sampled_stride, mask_row, row,
+        start, vocab_size, INT, EXP, CHUNK, WORDS,
+    )  # fmt: skip
+    # The flag carries the count itself and no program reads another's mask or ids, so the
+    # publication needs no ordering (relaxed: no fence waits for this tile's mask stores).
+    tl.atomic_xchg(flags + tile, own + 1, sem="relaxed")
+    # Look back over the row's earlier chunks, a block of flags at a time, re-reading a block
+    # (volatile loads: never hoisted or cached) until all its flags are published. The last chunk
+    # needs the row total; any other chunk stops once the prefix fills the row, and needs no
+    # prefix if it keeps nothing.
+    row_flags = flags + row * num_chunks
+    last = chunk == num_chunks - 1
+    prefix = tl.zeros((), tl.int32)
+    first = tl.zeros((), tl.int32)
+    while (first < chunk) & (last | ((own > 0) & (prefix < width))):
+        index = first + tl.arange(0, TILES_BLOCK)
+        seen = tl.load(row_flags + index, mask=index < chunk, other=1, volatile=True)
+        ready = tl.min(seen, 0) > 0
+        prefix += tl.where(ready, tl.sum(seen - 1, 0), 0)
+        first += tl.where(ready, TILES_BLOCK, 0)
+    # Every thread's flag reads precede the done count (whose acq_rel orders this program's
+    # publication before it); the program completing the count resets the state to zero.
+    tl.debug_barrier()
+    done = tl.atomic_add(state_ptr + 1, 1)
+    if done == num_tiles - 1:
+        for first_word in range(0, num_tiles + 2, TILES_BLOCK):
+            index = first_word + tl.arange(0, TILES_BLOCK)
+            tl.store(
+                state_ptr + index, tl.zeros((TILES_BLOCK,), tl.int32), mask=index < num_tiles + 2
+            )
+    ids_row = ids_ptr + row * width
+    if last:  # only the last chunk knows the total: it writes the count and all the padding
+        _finish_row(ids_row, counts_ptr, row, prefix + own, width, PAD)
+    _split_pass2(mask_row, ids_row, words, prefix, own, start, vocab_size, width, CHUNK, WORDS)
 
 
 @triton.jit(do_not_specialize=["num_sampled_stride", "width"])
@@ -526,11 +658,12 @@ def _launch(
         _compiled[key] = compiled
 
 
-def _stream_scratch(device: torch.device) -> scratch.StreamScratch:
-    """The reused ``tile_counts`` buffer of the current stream (one per CPU for the interpreter)."""
+def _stream_scratch(device: torch.device, zeroed: bool = False) -> scratch.StreamScratch:
+    """The current stream's reused scratch (one per CPU for the interpreter): ``split``'s
+    ``tile_counts``, or with ``zeroed`` ``lookback``'s state, zero between calls."""
     if device.type != "cuda":
-        return scratch.for_stream(-1, 0)
-    return scratch.for_stream(device.index, _raw_stream(device.index))
+        return scratch.for_stream(-1, 0, zeroed)
+    return scratch.for_stream(device.index, _raw_stream(device.index), zeroed)
 
 
 def _fused_min_rows(device: torch.device) -> int:
@@ -582,6 +715,19 @@ def compact(
                 (mask, tile_counts, out.token_ids, out.counts, vocab_size, width, num_chunks),
                 {"CHUNK": chunk, "TILES_BLOCK": _TILES_BLOCK, "PAD": _SPLIT_PAD, "WORDS": words},
                 call_key,
+            )  # fmt: skip
+    elif variant == "lookback":
+        chunk, num_chunks, num_warps = _split_config(num_reqs, vocab_size, _sm_count(device))
+        grid = (num_reqs * num_chunks, 1, 1)
+        with _stream_scratch(device, zeroed=True).hold(2 + grid[0], device) as state:
+            if state.data_ptr() & 15:  # a whole allocation: never, but keyed if so
+                call_key = None
+            _launch(
+                _lookback_kernel, device, grid, num_warps,
+                (logits, row_stride, col_stride, num_sampled_tokens, num_sampled_stride, mask,
+                 state, out.token_ids, out.counts, vocab_size, width, num_chunks),
+                {"INT": int_type, "EXP": exponent, "CHUNK": chunk, "TILES_BLOCK": _TILES_BLOCK,
+                 "PAD": _PAD_BLOCK, "WORDS": words}, call_key,
             )  # fmt: skip
     elif variant == "fused":
         _launch(
