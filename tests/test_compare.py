@@ -28,7 +28,7 @@ TINY = compare.Grid((2,), (200,), ("float32",), ("full",), width=64)
 
 def test_cli_quick_writes_table_json_csv_and_png(tmp_path: Path) -> None:
     options = ["--quick", "--device", "cpu", "--backends", "torch", "--out-dir", str(tmp_path)]
-    options += ["--write-auto-order", str(tmp_path / "auto_order.json"), "--l2-flush", "read"]
+    options += ["--write-auto-order", str(tmp_path / "auto_order.json"), "--l2-flush", "write"]
     done = subprocess.run(
         [sys.executable, "-m", "masks", "compare", *options],
         capture_output=True,
@@ -45,7 +45,7 @@ def test_cli_quick_writes_table_json_csv_and_png(tmp_path: Path) -> None:
     assert {r["status"] for r in report["results"]} == {"ok"}
     assert all(r["device_time_us"] > 0 and r["dispatch_us"] > 0 for r in report["results"])
     assert report["copy_ceiling"]["gbps"] > 0
-    assert report["settings"]["l2_flush"] == "read"
+    assert report["settings"]["l2_flush"] == "write"
     environment = report["environment"]
     assert environment["device_type"] == "cpu"
     assert environment["command"].startswith("masks compare --quick")
@@ -170,7 +170,7 @@ def test_device_time_of_a_known_sleep() -> None:
 
 
 def test_device_time_accepts_only_the_known_l2_flushes() -> None:
-    assert timing.L2_FLUSHES == ("write", "read")
+    assert timing.L2_FLUSHES == ("read", "write")
     with pytest.raises(ValueError, match="l2_flush must be one of"):
         timing.device_time(lambda: None, CPU, reps=1, l2_flush="none")
 

@@ -59,16 +59,9 @@ def test_cu_compiles_with_nvcc_without_warnings_or_spills(arch: str, tmp_path: P
 def test_kernel_names_cover_both_load_paths() -> None:
     names = cupy_backend.kernel_names("BF16")
     assert names["fused:vec"] == f"compact_fused<BF16, true, {cupy_backend.FUSED_THREADS}>"
-    assert names["count:strided"].startswith("compact_split_count<BF16, false, ")
-    assert set(names) == {
-        "rank",
-        *(
-            f"{role}:{load}"
-            for role in ("count", "fused", "lookback")
-            for load in ("vec", "strided")
-        ),
-    }
-    assert cupy_backend.VARIANTS == ("auto", "split", "fused", "lookback")
+    assert names["split:strided"] == f"compact_split<BF16, false, {cupy_backend.SPLIT_THREADS}>"
+    assert set(names) == {"split:vec", "split:strided", "fused:vec", "fused:strided"}
+    assert cupy_backend.VARIANTS == ("auto", "split", "fused")
 
 
 @pytest.mark.parametrize("num_reqs", [1, 4, 16, 256, 1024])
@@ -127,7 +120,7 @@ def _layouts(logits: torch.Tensor) -> dict[str, torch.Tensor]:
 
 @needs_gpu
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("variant", ["split", "fused", "lookback"])
+@pytest.mark.parametrize("variant", ["split", "fused"])
 @pytest.mark.parametrize("vocab", [40_003, 40_064])
 def test_layouts_and_tiles_match_the_reference(
     dtype: torch.dtype, variant: str, vocab: int
@@ -153,7 +146,7 @@ def test_runs_on_torchs_current_stream() -> None:
     """Inputs produced on a side stream, results read there: no hidden default-stream use."""
     stream = torch.cuda.Stream()
     with torch.cuda.stream(stream):
-        for variant in ("split", "fused", "lookback"):
+        for variant in ("split", "fused"):
             logits = make_logits(8, 151_936, 50, seed=5, device="cuda") * 1.0
             actual = masks.compact_sampling_mask(logits, backend=f"cupy:{variant}")
             expected = reference(logits.cpu())
@@ -162,7 +155,7 @@ def test_runs_on_torchs_current_stream() -> None:
 
 
 @needs_gpu
-def test_lookback_leaves_its_scratch_zero_for_the_next_call() -> None:
+def test_split_leaves_its_scratch_zero_for_the_next_call() -> None:
     """Ticket, done counter and flags are reset by the launch's last block: consecutive calls of
     any shape (early stop at small W, full rows, inactive rows) stay exact with no memset."""
     stream = torch.cuda.current_stream()
@@ -174,9 +167,9 @@ def test_lookback_leaves_its_scratch_zero_for_the_next_call() -> None:
         num_sampled = (torch.arange(num_reqs, device="cuda") % 4) - 1  # -1, 0, 1, 2, ...
         for active in (None, num_sampled):
             expected = reference(logits.cpu(), None if active is None else active.cpu(), width)
-            actual = masks.compact_sampling_mask(logits, active, width, "cupy:lookback")
+            actual = masks.compact_sampling_mask(logits, active, width, "cupy:split")
             assert_masks_equal(actual, expected)
-            state = scratch.for_stream(logits.get_device(), stream.cuda_stream, zeroed=True)
+            state = scratch.for_stream(logits.get_device(), stream.cuda_stream)
             with state.hold(1, logits.device) as buffer:
                 assert not buffer.any(), buffer.nonzero()[:8].tolist()
 

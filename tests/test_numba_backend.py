@@ -2,7 +2,7 @@
 the GPU compilation of every kernel signature.
 
 Run under the simulator (``NUMBA_ENABLE_CUDASIM=1``) on CPU-only machines; the GPU-marked tests
-compare the shuffle scan with its simulator-safe equivalent, the plans, and ``lookback`` on
+compare the shuffle scan with its simulator-safe equivalent, the plans, and ``split`` on
 shapes with many tiles per row (several look-back rounds, flags that are not yet published) on a
 real GPU; the PTX test compiles every kernel for sm_90 wherever numba-cuda can compile (no GPU
 needed).
@@ -113,7 +113,7 @@ def test_multi_segment_rows(variant: str, dtype: torch.dtype, tail: int, stride:
     """Whole groups and the one-segment tail loop per warp (fused), several tiles and units
     per row (split), W inside/beyond a warp's range; a column-strided view (scalar loads) whose
     mask rows are not 4-byte aligned (ranking reads bytes), and 8-byte aligned contiguous rows
-    (wide loads) with 4-byte aligned mask rows (ranking reads 32-bit mask words)."""
+    (wide loads) with 4-byte aligned mask rows (on a GPU, ranking reads 32-bit mask words)."""
     num_reqs, vocab = 2, 5 * nb.SEGMENT + tail
     logits = make_logits(
         num_reqs, stride * vocab, supports=[40, stride * vocab], dtype=dtype, junk=True
@@ -135,40 +135,40 @@ def test_strided_num_sampled_tokens() -> None:
     counts = torch.tensor([1, 9, 0, 9, 2, 9], dtype=torch.int64, device=DEVICE)[::2]
     want = SamplingMask.empty(3, 300, 64)
     reference.compact(logits.cpu(), counts.cpu(), want)
-    for variant in ("split", "fused", "lookback"):
+    for variant in ("split", "fused"):
         got = SamplingMask.empty(3, 300, 64, device=DEVICE)
         nb.compact(logits, counts, got, variant)
         assert_masks_equal(got, want)
 
 
-def _lookback_scratch() -> torch.Tensor:
-    """A copy of the zeroed scratch `lookback` uses on the current stream (the simulator's
-    lives on the CPU), ordered after the kernels queued on that stream."""
+def _split_scratch() -> torch.Tensor:
+    """A copy of the zeroed scratch `split` uses on the current stream (the simulator's lives
+    on the CPU), ordered after the kernels queued on that stream."""
     if HAS_GPU:
-        index = torch.cuda.current_device()
-        zeroed = scratch.for_stream(index, torch.cuda.current_stream().cuda_stream, zeroed=True)
+        index = torch.cuda.current_device()  # an explicit index: `hold` allocates on it
+        zeroed = scratch.for_stream(index, torch.cuda.current_stream(index).cuda_stream)
         device = torch.device("cuda", index)
     else:
-        zeroed, device = scratch.for_stream(-1, 0, zeroed=True), torch.device("cpu")
+        zeroed, device = scratch.for_stream(-1, 0), torch.device("cpu")
     with zeroed.hold(1, device) as buffer:  # the whole buffer (at least one entry)
         return buffer.cpu().clone()
 
 
 def _tiles(num_reqs: int, vocab: int) -> int:
     sms = nb._sm_count(torch.cuda.current_device()) if HAS_GPU else 4  # the simulator's
-    return num_reqs * nb.geometry(num_reqs, vocab, "lookback", sms).tiles_per_row
+    return num_reqs * nb.geometry(num_reqs, vocab, "split", sms).tiles_per_row
 
 
 @needs_kernels
-def test_lookback_leaves_its_zeroed_scratch_zero() -> None:
+def test_split_leaves_its_zeroed_scratch_zero() -> None:
     """The ticket, the done counter and every tile's flag are back to zero after a call (the
     last block resets them), so the next call, or a graph replay, starts from zero."""
     num_reqs, vocab = 3, 1_500
     logits = make_logits(num_reqs, vocab, supports=[vocab, 0, 700], device=DEVICE)
     counts = torch.tensor([1, 0, 2], dtype=torch.int32, device=DEVICE)
     got = SamplingMask.empty(num_reqs, vocab, 8, device=DEVICE)
-    nb.compact(logits, counts, got, "lookback")
-    state = _lookback_scratch()
+    nb.compact(logits, counts, got, "split")
+    state = _split_scratch()
     assert state.numel() >= 2 + _tiles(num_reqs, vocab) > 2 + num_reqs  # several tiles per row
     assert not state.any(), state.tolist()
     want = SamplingMask.empty(num_reqs, vocab, 8)
@@ -176,16 +176,16 @@ def test_lookback_leaves_its_zeroed_scratch_zero() -> None:
     assert_masks_equal(got, want)
 
 
-LOOKBACK_SHAPES = [(1, 700), (2, 1_285), (3, 300), (4, 1_100), (5, 520), (1, 2_101)]
+SPLIT_SHAPES = [(1, 700), (2, 1_285), (3, 300), (4, 1_100), (5, 520), (1, 2_101)]
 
 
 @needs_kernels
-def test_lookback_consecutive_shapes_match_the_reference() -> None:
+def test_split_consecutive_shapes_match_the_reference() -> None:
     """Calls of different shapes one after another on the same scratch: R = 1..5, one to five
     tiles per row, inactive rows, W small (tiles past W rank nothing and their look-back
     stops) and W past the vocabulary; every call equals the reference, every call leaves the
     scratch zero."""
-    for index, (num_reqs, vocab) in enumerate(LOOKBACK_SHAPES):
+    for index, (num_reqs, vocab) in enumerate(SPLIT_SHAPES):
         supports = [(vocab, 0, vocab // 2, 3, vocab - 1)[(index + r) % 5] for r in range(num_reqs)]
         logits = make_logits(num_reqs, vocab, supports, seed=index, junk=True).to(DEVICE)
         for with_counts, width in ((False, 2_048), (True, 3), (True, 2_048)):
@@ -199,9 +199,9 @@ def test_lookback_consecutive_shapes_match_the_reference() -> None:
             got.token_ids.fill_(0x5A5A5A5A)
             got.counts.fill_(12345)
             got.packed_mask.fill_(0xA5)
-            nb.compact(logits, counts, got, "lookback")
+            nb.compact(logits, counts, got, "split")
             assert_masks_equal(got, want)
-            assert not _lookback_scratch().any(), (num_reqs, vocab, with_counts, width)
+            assert not _split_scratch().any(), (num_reqs, vocab, with_counts, width)
 
 
 def _look_back_kernel(state, first, end, whole, limit, out):
@@ -252,8 +252,8 @@ def test_look_back_rounds_and_early_stop(first: int, end: int, whole: bool, limi
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not HAS_GPU, reason="needs a CUDA GPU (outside the simulator)")
-def test_lookback_many_tiles_per_row_and_repeated_calls() -> None:
-    """The H200 shapes `lookback` is for (R = 1, 4, 16 at V = 151,936: up to ~150 tiles per row,
+def test_split_many_tiles_per_row_and_repeated_calls() -> None:
+    """The H200 shapes `split` is for (R = 1, 4, 16 at V = 151,936: up to ~150 tiles per row,
     several look-back rounds, tiles waiting for flags not yet published), 20 calls in a row on
     one scratch without a sync, each equal to the reference; the scratch ends zero."""
     vocab = 151_936
@@ -267,10 +267,10 @@ def test_lookback_many_tiles_per_row_and_repeated_calls() -> None:
             reference.compact(logits.cpu(), None if used is None else used.cpu(), want)
             outs = [SamplingMask.empty(num_reqs, vocab, width, device="cuda") for _ in range(20)]
             for out in outs:
-                nb.compact(logits, used, out, "lookback")
+                nb.compact(logits, used, out, "split")
             for out in outs:
                 assert_masks_equal(out, want)
-            assert not _lookback_scratch().any()
+            assert not _split_scratch().any()
 
 
 @pytest.mark.gpu
@@ -342,11 +342,11 @@ def test_every_signature_compiles_for_sm90(itemsize: int) -> None:
     the first test; ptxas then issues them back to back)."""
     group = max(1, nb.LOADS // itemsize) * itemsize
     for count_type in (types.int32, types.int64):
-        for name in ("fused", "split_count", "split_rank", "lookback"):
+        for name in nb._signatures(itemsize, count_type):
             ptx = _ptx(name, itemsize, count_type)
             assert ".local" not in ptx, name
-            if name == "lookback":  # flags are read by atomics in a loop, never by plain loads
-                assert _atomic_spin_loops(ptx), "lookback: no flag loop of atomics"
-            if name != "split_rank":  # the pass-1 kernels
-                blocks = re.split(r"\n\$L__BB\w*:|\bbra\b", ptx)  # basic blocks
-                assert max(block.count("ld.global.") for block in blocks) >= group, name
+            if name == "split":  # flags are read by atomics in a loop, never by plain loads
+                assert _atomic_spin_loops(ptx), "split: no flag loop of atomics"
+            blocks = re.split(r"\n\$L__BB\w*:|\bbra\b", ptx)  # basic blocks
+            assert max(block.count("ld.global.") for block in blocks) >= group, name
+        assert set(nb._signatures(itemsize, count_type)) == {"fused", "split"}

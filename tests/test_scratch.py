@@ -1,9 +1,10 @@
-"""The per-stream scratch of the two-launch kernels: sizes, growth, and exclusive holding."""
+"""The per-stream zeroed scratch of the split kernels: sizes, growth, and exclusive holding."""
 
 from __future__ import annotations
 
 import threading
 
+import pytest
 import torch
 
 from masks.backends import scratch
@@ -57,11 +58,8 @@ def test_a_failed_allocation_releases_the_stream(monkeypatch) -> None:
     def out_of_memory(*args, **kwargs):
         raise torch.OutOfMemoryError("injected")
 
-    monkeypatch.setattr(scratch.torch, "empty", out_of_memory)
-    try:
-        with stream_scratch.hold(4, torch.device("cpu")):
-            pass
-    except torch.OutOfMemoryError:
+    monkeypatch.setattr(scratch.torch, "zeros", out_of_memory)
+    with pytest.raises(torch.OutOfMemoryError), stream_scratch.hold(4, torch.device("cpu")):
         pass
     monkeypatch.undo()
     assert not stream_scratch._lock.locked()
@@ -69,11 +67,9 @@ def test_a_failed_allocation_releases_the_stream(monkeypatch) -> None:
         assert buffer.numel() >= 4
 
 
-def test_a_zeroed_scratch_is_zero_when_allocated_and_grown() -> None:
-    stream_scratch = scratch.StreamScratch(zeroed=True)
+def test_the_scratch_is_zero_when_allocated_and_when_grown() -> None:
+    stream_scratch = scratch.StreamScratch()
     with stream_scratch.hold(10, torch.device("cpu")) as first:
         assert not first.any()
-        first.fill_(0)  # a kernel leaves it zero
     with stream_scratch.hold(100, torch.device("cpu")) as grown:
         assert grown.numel() >= 100 and not grown.any()
-    assert scratch.for_stream(0, 1, zeroed=True) is not scratch.for_stream(0, 1)

@@ -2,7 +2,7 @@
 
 The kernels' results are covered by the conformance suite; these tests pin down what it does not
 reach: the `auto` choice and split configuration, zero strides, strided num_sampled_tokens,
-concurrent first calls, and `lookback`'s protocol (its scratch left zero, consecutive calls of
+concurrent first calls, and `split`'s protocol (its scratch left zero, consecutive calls of
 changing shapes, early stops and multi-block look-backs). They run on CUDA, or on the CPU under
 ``TRITON_INTERPRET=1``.
 """
@@ -118,28 +118,29 @@ def test_mask_words_and_bytes(variant, offset):
     ).all()
 
 
-def _lookback_state() -> torch.Tensor:
-    """A copy of the current stream's zeroed scratch, as the last `lookback` call left it."""
-    with backend._stream_scratch(DEVICE, zeroed=True).hold(1, DEVICE) as state:
+def _split_state() -> torch.Tensor:
+    """A copy of the current stream's zeroed scratch, as the last `split` call left it."""
+    device = torch.empty(0, device=DEVICE).device  # with an index: the stream is looked up by it
+    with backend._stream_scratch(device).hold(1, device) as state:
         return state.cpu()
 
 
-def test_lookback_leaves_its_scratch_zero():
+def test_split_leaves_its_scratch_zero():
     """Ticket, done counter and every tile flag are reset by the call's last program."""
     logits = make_logits(3, 20_001, (5, 0, 9_000), seed=6, junk=True, device=DEVICE)
     num_sampled = torch.tensor([1, 1, 0], device=DEVICE)
     _, num_chunks, _ = backend._split_config(3, 20_001, backend._sm_count(DEVICE))
     assert num_chunks > 1
     for width in (2048, 3):
-        actual = compact_sampling_mask(logits, num_sampled, width, backend="triton:lookback")
+        actual = compact_sampling_mask(logits, num_sampled, width, backend="triton:split")
         assert_masks_equal(actual, reference(logits.cpu(), num_sampled.cpu(), width))
-        state = _lookback_state()
+        state = _split_state()
         assert state.numel() >= 2 + 3 * num_chunks
         assert not state.any(), state.nonzero().flatten().tolist()
 
 
 # (num_reqs, vocab_size, supports, num_sampled_tokens, width, dtype), run one after another
-LOOKBACK_CALLS = [
+SPLIT_CALLS = [
     (1, 20_001, 9_000, None, 2_048, torch.float32),  # many chunks, the whole row looked back
     (1, 20_001, 9_000, None, 5, torch.float32),  # every chunk after the first stops early
     (1, 20_001, 9_000, None, 1_000, torch.bfloat16),  # stops a few chunks into the row
@@ -154,14 +155,14 @@ LOOKBACK_CALLS = [
 
 
 @pytest.mark.parametrize("tiles_block", [None, 4])
-def test_lookback_consecutive_calls(monkeypatch, tiles_block):
+def test_split_consecutive_calls(monkeypatch, tiles_block):
     """Shapes change from call to call on the same scratch; with `tiles_block` the look-back
     reads its flags a few at a time, so early stops and the last chunk's sum cross blocks."""
     if tiles_block is not None:
         monkeypatch.setattr(backend, "_TILES_BLOCK", tiles_block)
         monkeypatch.setattr(backend, "_compiled", {})  # launches cached with the default
     for index, (num_reqs, vocab_size, supports, num_sampled, width, dtype) in enumerate(
-        LOOKBACK_CALLS
+        SPLIT_CALLS
     ):
         logits = make_logits(
             num_reqs, vocab_size, supports, dtype, seed=index, junk=True, device=DEVICE
@@ -175,6 +176,12 @@ def test_lookback_consecutive_calls(monkeypatch, tiles_block):
         out.token_ids.fill_(0x5A5A5A5A)  # poisoned: an unwritten entry fails
         out.counts.fill_(12345)
         out.packed_mask.fill_(0xA5)
-        compact_sampling_mask(logits, num_sampled, width, backend="triton:lookback", out=out)
+        compact_sampling_mask(logits, num_sampled, width, backend="triton:split", out=out)
         assert_masks_equal(out, expected)
-        assert not _lookback_state().any(), f"call {index} left its scratch dirty"
+        assert not _split_state().any(), f"call {index} left its scratch dirty"
+
+
+@pytest.mark.skipif(DEVICE.type != "cuda", reason="device indices are a CUDA matter")
+def test_stream_scratch_of_an_index_less_device_is_the_current_devices():
+    indexed = torch.device("cuda", torch.cuda.current_device())
+    assert backend._stream_scratch(torch.device("cuda")) is backend._stream_scratch(indexed)

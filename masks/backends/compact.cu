@@ -295,74 +295,10 @@ __device__ __forceinline__ void rank_unit(const unsigned char* mask, long long n
             width, row_ids);
 }
 
-// split, launch 1: tiles of kThreads / 32 units of segs_per_unit segments; grid = R * tiles_per_row.
-// Each warp writes its unit's mask bytes and kept count to
-// unit_counts[row * units_per_row + unit] (units_per_row = tiles_per_row * warps). No barrier.
-template <class T, bool kVec, int kThreads>
-__global__ void __launch_bounds__(kThreads, min_blocks(kThreads))
-    compact_split_count(const typename T::Bits* logits, long long row_stride, long long col_stride,
-                        long long num_cols, const void* num_sampled, long long num_sampled_is_64,
-                        long long num_sampled_stride, unsigned char* mask,
-                        unsigned* unit_counts, long long tiles_per_row, long long segs_per_unit) {
-  constexpr long long kWarps = kThreads / 32;
-  const long long row = blockIdx.x / tiles_per_row;
-  const long long unit_index = blockIdx.x * kWarps + (threadIdx.x >> 5);  // global unit
-  const unsigned kept = count_unit<T, kVec>(logits, row_stride, col_stride, num_cols, num_sampled,
-                                            num_sampled_is_64, num_sampled_stride, mask, row,
-                                            unit_index - row * tiles_per_row * kWarps,
-                                            segs_per_unit);
-  if ((threadIdx.x & 31u) == 0u) unit_counts[unit_index] = kept;
-}
-
-// split, launch 2: same grid and block. From the row's unit counts: each warp's prefix and the
-// row total (one barrier); tile 0 writes counts[row]; each tile writes its share of the -1
-// padding slots [min(total, W), W); a warp whose prefix is < W ranks its unit from the mask
-// words (1/32 of the logits' bits) with rank_mask.
-template <int kThreads>
-__global__ void __launch_bounds__(kThreads, min_blocks(kThreads))
-    compact_split_rank(const unsigned char* mask, long long num_cols, const unsigned* unit_counts,
-                       long long tiles_per_row, long long segs_per_unit, int* ids,
-                       long long width, int* counts) {
-  constexpr unsigned kWarps = kThreads / 32;
-  __shared__ unsigned sums[2][kWarps];
-  const unsigned lane = threadIdx.x & 31u;
-  const unsigned warp = threadIdx.x >> 5;
-  const long long row = blockIdx.x / tiles_per_row;
-  const long long t = blockIdx.x - row * tiles_per_row;
-  const long long units_per_row = tiles_per_row * kWarps;
-  const unsigned* row_counts = unit_counts + row * units_per_row;
-  const long long first = t * kWarps;  // the tile's first unit
-  unsigned before = 0u, total = 0u;
-  for (long long i = threadIdx.x; i < units_per_row; i += kThreads) {
-    const unsigned c = row_counts[i];
-    total += c;
-    before += i < first ? c : 0u;
-  }
-  before = __reduce_add_sync(kFullMask, before);
-  total = __reduce_add_sync(kFullMask, total);
-  if (lane == 0u) {
-    sums[0][warp] = before;
-    sums[1][warp] = total;
-  }
-  __syncthreads();
-  const unsigned in_tile = lane < warp ? row_counts[first + lane] : 0u;
-  before = __reduce_add_sync(kFullMask, (lane < kWarps ? sums[0][lane] : 0u) + in_tile);
-  total = __reduce_add_sync(kFullMask, lane < kWarps ? sums[1][lane] : 0u);
-  if (t == 0 && threadIdx.x == 0) counts[row] = static_cast<int>(total);
-
-  const unsigned w = static_cast<unsigned>(width);
-  int* row_ids = ids + row * width;
-  const long long share = (width + tiles_per_row - 1) / tiles_per_row;
-  const long long slot_begin = t * share;
-  fill_ids<kThreads>(row_ids, max_ll(slot_begin, total < w ? total : w),
-                     min_ll(slot_begin + share, width));
-  if (before >= w || row_counts[first + warp] == 0u) return;
-  rank_unit(mask, num_cols, row, first + warp, segs_per_unit, before, w, row_ids);
-}
-
-// lookback: split's work in one launch (same tiling, grid = R * tiles_per_row). A block takes a
-// ticket (state[0]) and processes tile `ticket` (not blockIdx), so every tile it waits for was
-// taken by a block that has already started: no block relies on another being co-resident.
+// split: tiles of kThreads / 32 units of segs_per_unit segments, grid = R * tiles_per_row, one
+// launch. A block takes a ticket (state[0]) and processes tile `ticket` (not blockIdx), so every
+// tile it waits for was taken by a block that has already started: no block relies on another
+// being co-resident.
 // After pass 1 it publishes its kept count + 1 in state[2 + ticket] (0 = not yet), then sums the
 // counts of the row's earlier tiles, spinning on each until published (a tile other than the
 // row's last stops once the sum reaches W, and needs none if it keeps nothing). The row's last
@@ -371,7 +307,7 @@ __global__ void __launch_bounds__(kThreads, min_blocks(kThreads))
 // scratch is zero again for the next launch (or graph replay) without a memset.
 template <class T, bool kVec, int kThreads>
 __global__ void __launch_bounds__(kThreads, min_blocks(kThreads))
-    compact_lookback(const typename T::Bits* logits, long long row_stride, long long col_stride,
+    compact_split(const typename T::Bits* logits, long long row_stride, long long col_stride,
                      long long num_cols, const void* num_sampled, long long num_sampled_is_64,
                      long long num_sampled_stride, unsigned char* mask, unsigned* state,
                      long long tiles_per_row, long long segs_per_unit, int* ids, long long width,

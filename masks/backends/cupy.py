@@ -16,12 +16,15 @@ Design (the one every GPU backend of masks follows):
   are visited, and a warp stops as soon as its ranks reach W, so ranking costs words + kept ids,
   not columns.
 * ``split`` (few rows; R=1 must fill the GPU): a *unit* is ``segs_per_unit`` segments of a row,
-  one per warp; a tile (block) is ``SPLIT_THREADS / 32`` units. Launch 1 = pass 1 per unit,
-  writing the unit's count to a scratch ``[R, units]`` int32 buffer (the stream's reused
-  buffer of `masks.backends.scratch`; no memset: every entry is written); launch 2 turns the
-  row's unit counts into each warp's prefix and the row total (one barrier), writes the count
-  and the -1 padding, and runs pass 2 per unit while the prefix is < W. No block ever waits
-  for another, so nothing relies on blocks being co-resident.
+  one per warp; a tile (block) is ``SPLIT_THREADS / 32`` units; one launch. A block takes a
+  ticket from an atomic counter and works on that tile, runs pass 1, publishes the tile's kept
+  count as a flag, sums the flags of the row's earlier tiles (a decoupled look-back; a tile
+  stops once the sum reaches W, and one that keeps nothing needs none), then runs pass 2; the
+  row's last tile writes the count and the -1 padding. A ticket is only ever waited on after
+  the block holding it has started, so nothing relies on blocks being co-resident. Counters
+  and flags live in the stream's zeroed scratch (`masks.backends.scratch`), which the launch's
+  last block resets. One launch, not two: on the H200 the two-launch form (counts through
+  scratch, then ranking) cost 1-2 us more device time at R=4..64 and ~5 us more host dispatch.
 * ``fused`` (many rows): one block per row, warp k streams the k-th equal range of the row, one
   barrier exchanges the warp counts, then each warp ranks its range. One launch.
 * ``auto`` picks ``fused`` from about two waves of row blocks on, using the SM count read once
@@ -47,12 +50,12 @@ import torch
 from masks.backends import scratch
 from masks.result import SamplingMask
 
-VARIANTS = ("auto", "split", "fused", "lookback")
+VARIANTS = ("auto", "split", "fused")
 
 # Tuning knobs, read when a (device, dtype) is first compiled and at each call (a tuning script
 # may change them and clear `_kernels`).
 SPLIT_THREADS = 128
-"""Threads (both launches) of a split tile: ``SPLIT_THREADS / 32`` units, one per warp."""
+"""Threads of a split tile: ``SPLIT_THREADS / 32`` units, one per warp."""
 FUSED_THREADS = 512
 """Threads of the fused kernel (one block per row)."""
 SPLIT_TILES_PER_SM = 4
@@ -76,12 +79,11 @@ _SEG_COLS = 256  # columns of a warp segment (kSegCols in compact.cu)
 
 def kernel_names(type_name: str) -> dict[str, str]:
     """NVRTC name expressions of the kernels of one dtype, keyed by role (``"fused:vec"``...)."""
-    names = {"rank": f"compact_split_rank<{SPLIT_THREADS}>"}
+    names = {}
     for vec in ("true", "false"):
         key = "vec" if vec == "true" else "strided"
-        names[f"count:{key}"] = f"compact_split_count<{type_name}, {vec}, {SPLIT_THREADS}>"
+        names[f"split:{key}"] = f"compact_split<{type_name}, {vec}, {SPLIT_THREADS}>"
         names[f"fused:{key}"] = f"compact_fused<{type_name}, {vec}, {FUSED_THREADS}>"
-        names[f"lookback:{key}"] = f"compact_lookback<{type_name}, {vec}, {SPLIT_THREADS}>"
     return names
 
 
@@ -108,13 +110,11 @@ class _Kernels:
     """Compiled kernels of one (device, dtype) and the shape thresholds of that device."""
 
     __slots__ = (
-        "count",
         "fused",
         "fused_min_rows",
         "fused_threads",
         "itemsize",
-        "lookback",
-        "rank",
+        "split",
         "split_threads",
         "target_tiles",
     )
@@ -128,10 +128,8 @@ class _Kernels:
             # `.kernel` compiles (or loads from CuPy's cache) for the current device.
             functions = {key: module.get_function(name).kernel for key, name in names.items()}
             sm_count = cupy.cuda.runtime.getDeviceProperties(index)["multiProcessorCount"]
-        self.rank = functions["rank"]
-        self.count = (functions["count:strided"], functions["count:vec"])
+        self.split = (functions["split:strided"], functions["split:vec"])
         self.fused = (functions["fused:strided"], functions["fused:vec"])
-        self.lookback = (functions["lookback:strided"], functions["lookback:vec"])
         self.itemsize = torch.empty((), dtype=dtype).element_size()
         self.split_threads, self.fused_threads = SPLIT_THREADS, FUSED_THREADS
         self.target_tiles = SPLIT_TILES_PER_SM * sm_count
@@ -257,19 +255,8 @@ def _launch(
         num_reqs, num_cols, kernels.target_tiles, threads // 32
     )
     tiles = num_reqs * tiles_per_row
-    tiles_per_row, segs_per_unit = _arg(tiles_per_row), _arg(segs_per_unit)
-    if variant == "lookback":
-        # Ticket, done counter and one flag per tile; zero before and after every launch.
-        held = scratch.for_stream(index, stream.ptr, zeroed=True).hold(2 + tiles, device)
-        with held as state:
-            tiling = (_arg(state.data_ptr()), tiles_per_row, segs_per_unit)
-            args = (*logits_args, mask, *tiling, ids, _arg(width), counts)
-            kernels.lookback[vec]((tiles,), (threads,), args, stream=stream)
-        return
-    # Unit counts (int32, every entry written by launch 1): the stream's reused scratch.
-    with scratch.for_stream(index, stream.ptr).hold(tiles * (threads // 32), device) as units:
-        units = _arg(units.data_ptr())
-        count_args = (*logits_args, mask, units, tiles_per_row, segs_per_unit)
-        kernels.count[vec]((tiles,), (threads,), count_args, stream=stream)
-        rank_args = (mask, logits_args[3], units, tiles_per_row, segs_per_unit, ids, _arg(width))
-        kernels.rank((tiles,), (threads,), (*rank_args, counts), stream=stream)
+    # Ticket, done counter and one flag per tile: zero before and after every launch.
+    with scratch.for_stream(index, stream.ptr).hold(2 + tiles, device) as state:
+        tiling = (_arg(state.data_ptr()), _arg(tiles_per_row), _arg(segs_per_unit))
+        args = (*logits_args, mask, *tiling, ids, _arg(width), counts)
+        kernels.split[vec]((tiles,), (threads,), args, stream=stream)

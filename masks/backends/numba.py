@@ -19,18 +19,16 @@ Kernels (the layout of masks/backends/compact.cu, whose design notes are in cupy
        built mask words with a warp ballot, too few bytes in flight and too many instructions
        per byte (12-40% of the H200's copy bandwidth at R >= 256; this design: 45-91%, and
        80-91% at R = 1024 fp32, benchmarks/results/h200-2026-11-30-s2).
-    2. Once the counts are combined (``fused``: one barrier; ``split``: unit counts in a
-       scratch read by a second launch), the warp ranks its range from the mask it has written
-       (1/32 of the fp32 bytes, cache-hot): each lane takes one 32-bit mask word (one load when
-       mask rows are 4-byte aligned, bytes otherwise), `warp_scan` gives the exclusive prefix
-       of the word popcounts, the lane writes the ids of its set bits (only set bits are
-       visited) to slots < W, and the warp stops once its ranks reach W or its last kept id.
+    2. Once the counts are combined (``fused``: one barrier; ``split``: one barrier and the
+       look-back below), the warp ranks its range from the mask it has written (1/32 of the
+       fp32 bytes, cache-hot): each lane takes one 32-bit mask word (one load when mask rows
+       are 4-byte aligned, bytes otherwise), `warp_scan` gives the exclusive prefix of the word
+       popcounts, the lane writes the ids of its set bits (only set bits are visited) to
+       slots < W, and the warp stops once its ranks reach W or its last kept id.
     ``fused`` runs one block of FUSED_THREADS per row. ``split`` (few rows: R = 1 must fill
-    the GPU) runs tiles of SPLIT_THREADS / 32 units, grid = rows x tiles: launch 1 writes the
-    mask bytes and one count per unit, launch 2 sums the row's unit counts before its own,
-    writes counts[r], its share of the -1 padding and the ids of its units (`split_tiling`).
-    ``lookback`` does ``split``'s work with the same tiling in ONE launch (at R = 1..16 the
-    second launch is a few us of a ~15 us call): thread 0 of each block takes a ticket
+    the GPU) runs tiles of SPLIT_THREADS / 32 units, grid = rows x tiles (`split_tiling`), in
+    one launch, not two: at R = 1..16 a second launch cost ~1-2 us of device time and ~6 us of
+    host dispatch on the H200. Thread 0 of each block takes a ticket
     ``t = atomicAdd(state[0], 1)`` and the block works on tile t (not ``blockIdx``), publishes the
     tile's count as ``flag[t] = count + 1`` (0: not yet) right after pass 1, then sums the flags
     of the row's tiles before t (one per thread, read by atomics until non-zero; a tile that is
@@ -43,11 +41,9 @@ Kernels (the layout of masks/backends/compact.cu, whose design notes are in cupy
     ``atomicAdd(state[1], 1)`` (after its last flag read) returns ``tiles - 1`` resets it to
     zero once it has ranked, so no call pays a memset and no block waits for the counter.
     ``auto`` picks ``fused`` once the rows fill `FUSED_MIN_WAVES` waves of resident fused
-    blocks (SM count read once per device). The kernels with a pass 1 (``fused``,
-    ``split_count``, ``lookback``) are generated per element size (`_dtype_kernels`: unroll and
-    word layout are compile-time constants); the exponent is a parameter, so fp16 and bf16
-    share kernels. ``split`` and ``lookback`` share their device functions (`count_unit`,
-    `_rank_unit`); only the way counts travel differs.
+    blocks (SM count read once per device). Both kernels are generated per element size
+    (`_dtype_kernels`: unroll and word layout are compile-time constants); the exponent is a
+    parameter, so fp16 and bf16 share kernels.
 
 Dispatch (host cost is most of the time at R = 1, so it is designed, not defaulted)
     The kernels take raw pointers (``types.CPointer``) and int64 scalars only. numba-cuda
@@ -56,14 +52,14 @@ Dispatch (host cost is most of the time at R = 1, so it is designed, not default
     data, shape, strides) marshalling (measured: a trivial kernel costs ~30 us per call with a
     cached device array, 54 us with a torch tensor, 80 us through ``cuda.as_cuda_array``).
     Each signature is compiled explicitly once (``dispatcher.compile(sig)`` under a lock, on
-    first use of an (element size, num_sampled_tokens dtype) pair; 3 pass-1 kernels x 3 sizes
-    x 2 count dtypes and one ranking kernel at most); the resulting ``cuda.core`` kernel of
-    the device's context, the ``LaunchConfig`` and the argument prefix are cached per shape in
-    a `_Plan`, and the stream object is cached per raw stream pointer. A call is then a dict
-    lookup, a few ``data_ptr()`` reads and ``cuda.core.launch`` per kernel - the same
-    primitive numba's ``_Kernel.launch`` ends in, without its per-argument Python loop. Python
-    ints travel as intptr-sized parameters, which is why every scalar parameter is int64.
-    ``lookback``'s state is the stream's zeroed scratch, held (`StreamScratch.hold`) until the
+    first use of an (element size, num_sampled_tokens dtype) pair; 2 kernels x 3 sizes x 2
+    count dtypes = 12 signatures at most); the resulting ``cuda.core`` kernel of the device's
+    context, the ``LaunchConfig`` and the argument prefix are cached per shape in a `_Plan`,
+    and the stream object is cached per raw stream pointer. A call is then a dict lookup, a
+    few ``data_ptr()`` reads and one ``cuda.core.launch`` - the same primitive numba's
+    ``_Kernel.launch`` ends in, without its per-argument Python loop. Python ints travel as
+    intptr-sized parameters, which is why every scalar parameter is int64.
+    ``split``'s state is the stream's zeroed scratch, held (`StreamScratch.hold`) until the
     launch is queued; a CUDA graph being captured gets a zeroed buffer of its own.
     Compiling needs no GPU: tests/test_numba_backend.py compiles every signature to sm_90 PTX.
 
@@ -76,16 +72,17 @@ Simulator (NUMBA_ENABLE_CUDASIM=1, for CI without a GPU)
     memory and two barriers), whose equivalence to `warp_scan_shuffle` is tested on the GPU
     (tests/test_numba_backend.py). The simulated barrier releases once every live thread of
     the block waits at any barrier, so a warp's scans only need the same number of calls on
-    its 32 lanes, and every cross-warp barrier (``fused`` and ``split_rank`` have one,
-    ``lookback`` two and one per look-back round; the GPU code has no others) has the same
-    number of barriers before it in every warp (the look-back rounds are block-uniform; the
-    rankings, whose scans differ per warp, and ``lookback``'s reset, a scan of warp 0 only,
-    come after the last cross-warp barrier).
+    its 32 lanes, and every cross-warp barrier (``fused`` has one, ``split`` two and one per
+    look-back round; the GPU code has no others) has the same number of barriers before it in
+    every warp (the look-back rounds are block-uniform; the rankings, whose scans differ per
+    warp, and ``split``'s reset, a scan of warp 0 only, come after the last cross-warp
+    barrier).
     ``cuda.popc`` and ``cuda.ffs`` exist in the simulator and are only applied to unsigned
-    words. Simulated blocks run in ``blockIdx`` order, so ``lookback``'s tickets are the block
+    words. Simulated blocks run in ``blockIdx`` order, so ``split``'s tickets are the block
     indices and the tiles a block looks back at have all finished (its flag loops never spin
     there; on the GPU they do). The simulator copies each array argument per launch, so
-    simulated ``fused`` and ``lookback`` rank from mask bytes, not a uint32 alias.
+    simulated kernels rank from mask bytes, not a uint32 alias (the word path runs on the GPU
+    only).
 """
 
 from __future__ import annotations
@@ -102,7 +99,7 @@ from numba import cuda, types
 from masks.backends import scratch as stream_scratch
 from masks.result import SamplingMask
 
-VARIANTS = ("auto", "split", "fused", "lookback")
+VARIANTS = ("auto", "split", "fused")
 
 SIMULATED = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
 
@@ -279,8 +276,8 @@ def _rank_unit(
     mask, mask_words, aligned, num_bytes, segs_per_unit, ids, width, row, unit, before, count,
     lane, scan,
 ):  # fmt: skip
-    """Warp call (``split``, ``lookback``): the ids of the row's unit ``unit`` (``count`` kept
-    columns, ``before`` kept before it) in slots < W."""
+    """Warp call (``split``): the ids of the row's unit ``unit`` (``count`` kept columns,
+    ``before`` kept before it) in slots < W."""
     if before < width and count > 0:  # then the unit is inside the row
         seg = unit * segs_per_unit
         _rank_range(
@@ -301,7 +298,7 @@ else:  # `cuda.atomic` is typed for arrays only: an array over the pointer (no c
 
 @cuda.jit(device=True)
 def _look_back(state, first, end, whole, limit, shared, scan):
-    """Block call (``lookback``): ``(kept, rounds)``, ``kept`` = the sum over the tiles
+    """Block call (``split``): ``(kept, rounds)``, ``kept`` = the sum over the tiles
     ``first <= i < end`` of their published counts ``state[2 + i] - 1``.
 
     Each round reads ``blockDim`` flags, one per thread, by atomics until non-zero (a plain load
@@ -341,7 +338,7 @@ def _look_back(state, first, end, whole, limit, shared, scan):
 
 @cuda.jit(device=True)
 def _release_tiles(state, num_tiles, done, lane, scan):
-    """Warp call (``lookback``: warp 0, after the block's last cross-warp barrier): if lane 0's
+    """Warp call (``split``: warp 0, after the block's last cross-warp barrier): if lane 0's
     ``done`` (the done counter before its increment) says the block finished last, the warp
     resets the ticket counter, the done counter and every flag to zero."""
     last = warp_scan(1 if lane == 0 and done == num_tiles - 1 else 0, lane, scan)[1]
@@ -357,8 +354,7 @@ def _release_tiles(state, num_tiles, done, lane, scan):
 
 
 def _dtype_kernels(itemsize: int) -> dict:
-    """The kernels with a pass 1 (``fused``, ``split_count``, ``lookback``) for elements of
-    ``itemsize`` bytes.
+    """The kernels (``fused``, ``split``) for elements of ``itemsize`` bytes.
 
     A lane's 8 elements (one mask byte) are ``itemsize`` uint64 words with the memory layout;
     a group of ``unroll`` segments is LOADS words per lane, all loaded before any is tested.
@@ -508,8 +504,8 @@ def _dtype_kernels(itemsize: int) -> dict:
         logits, logits64, row_stride, col_stride, exponent, wide, num_sampled, has_num_sampled,
         num_sampled_stride, vocab, num_bytes, segs_per_unit, mask, row, unit, lane, scan,
     ):  # fmt: skip
-        """Warp call (``split``, ``lookback``): the mask bytes of the row's unit ``unit``
-        (zeros in an inactive row); returns the unit's kept count (in every lane)."""
+        """Warp call (``split``): the mask bytes of the row's unit ``unit`` (zeros in an
+        inactive row); returns the unit's kept count (in every lane)."""
         num_segs = (vocab + SEGMENT - 1) // SEGMENT
         seg = min(unit * segs_per_unit, num_segs)
         end = min(seg + segs_per_unit, num_segs)
@@ -524,36 +520,16 @@ def _dtype_kernels(itemsize: int) -> dict:
             )  # fmt: skip
         return warp_scan(kept, lane, scan)[1]
 
-    def split_count(
-        logits, logits64, row_stride, col_stride, exponent, wide, num_sampled, has_num_sampled,
-        num_sampled_stride, vocab, num_bytes, tiles_per_row, segs_per_unit, mask, unit_counts,
-    ):  # fmt: skip
-        """Block per (row, tile), warp per unit: its mask bytes and ``unit_counts[unit]``."""
-        warps = cuda.blockDim.x // 32
-        warp = cuda.threadIdx.x // 32
-        lane = cuda.threadIdx.x % 32
-        row = cuda.blockIdx.x // tiles_per_row
-        tile = cuda.blockIdx.x - row * tiles_per_row
-        shared = cuda.shared.array(0, types.int32)
-        scan = shared[2 * warps + warp * SCAN_SLOTS : 2 * warps + (warp + 1) * SCAN_SLOTS]
-        count = count_unit(
-            logits, logits64, row_stride, col_stride, exponent, wide, num_sampled,
-            has_num_sampled, num_sampled_stride, vocab, num_bytes, segs_per_unit, mask, row,
-            tile * warps + warp, lane, scan,
-        )  # fmt: skip
-        if lane == 0:
-            unit_counts[cuda.blockIdx.x * warps + warp] = count  # the row's units are consecutive
-
-    def lookback(
+    def split(
         logits, logits64, row_stride, col_stride, exponent, wide, num_sampled, has_num_sampled,
         num_sampled_stride, vocab, width, num_bytes, tiles_per_row, segs_per_unit, ids, counts,
         mask, mask_words, aligned, state_pointer,
     ):  # fmt: skip
-        """``split`` in one launch: block per ticket t = tile t % tiles_per_row of row
-        t // tiles_per_row; pass 1 per warp, the tile count published as
-        ``state[2 + t] = count + 1``, the look-back, the last tile's counts[r] and -1 padding,
-        then each warp's ranking. ``state``: [ticket, done, flag per tile], zero on entry and
-        left zero by the block that finishes last."""
+        """Block per ticket t = tile t % tiles_per_row of row t // tiles_per_row, warp per
+        unit: pass 1, the tile count published as ``state[2 + t] = count + 1``, the
+        look-back, the last tile's counts[r] and -1 padding, then each warp's ranking.
+        ``state``: [ticket, done, flag per tile], zero on entry and left zero by the block
+        that finishes last."""
         tid = cuda.threadIdx.x
         lane = tid % 32
         warp = tid // 32
@@ -611,73 +587,19 @@ def _dtype_kernels(itemsize: int) -> dict:
 
     return {
         "fused": _jit_kernel(fused, FUSED_THREADS),
-        "split_count": _jit_kernel(split_count, SPLIT_THREADS),
-        "lookback": _jit_kernel(lookback, SPLIT_THREADS),
+        "split": _jit_kernel(split, SPLIT_THREADS),
     }
 
 
-def _split_rank_kernel(
-    width, num_bytes, tiles_per_row, segs_per_unit, mask, mask_words, aligned, unit_counts, ids,
-    counts,
-):  # fmt: skip
-    """Block per (row, tile): the prefix of the tile's units, counts[r], the tile's share of
-    the -1 padding, and the ids of each unit (warp) whose prefix is < W."""
-    tid = cuda.threadIdx.x
-    lane = tid % 32
-    warp = tid // 32
-    threads = cuda.blockDim.x
-    warps = threads // 32
-    row = cuda.blockIdx.x // tiles_per_row
-    tile = cuda.blockIdx.x - row * tiles_per_row
-    shared = cuda.shared.array(0, types.int32)
-    scan = shared[2 * warps + warp * SCAN_SLOTS : 2 * warps + (warp + 1) * SCAN_SLOTS]
-    units_per_row = tiles_per_row * warps
-    first_unit = row * units_per_row
-    unit = first_unit + tile * warps  # the tile's first unit
-    before = 0
-    total = 0
-    for other in range(first_unit + tid, first_unit + units_per_row, threads):
-        count = unit_counts[other]
-        total += count
-        if other < unit:
-            before += count
-    before = warp_scan(before, lane, scan)[1]
-    total = warp_scan(total, lane, scan)[1]
-    if lane == 0:
-        shared[warp] = before
-        shared[warps + warp] = total
-    cuda.syncthreads()
-    before = 0
-    total = 0
-    for w in range(warps):
-        before += shared[w]
-        total += shared[warps + w]
-    for other in range(unit, unit + warp):
-        before += unit_counts[other]
-    if tile == 0 and tid == 0:
-        counts[row] = total
-    id_row = row * width
-    share = (width + tiles_per_row - 1) // tiles_per_row
-    slot = tile * share
-    _fill_ids(
-        ids, id_row + max(slot, min(total, width)), id_row + min(slot + share, width), tid, threads
-    )
-    _rank_unit(
-        mask, mask_words, aligned, num_bytes, segs_per_unit, ids, width, row, tile * warps + warp,
-        before, unit_counts[unit + warp], lane, scan,
-    )  # fmt: skip
-
-
-_PASS1 = {itemsize: _dtype_kernels(itemsize) for itemsize in (2, 4, 8)}
-_split_rank = _jit_kernel(_split_rank_kernel, SPLIT_THREADS)
+_DTYPE_KERNELS = {itemsize: _dtype_kernels(itemsize) for itemsize in (2, 4, 8)}
 
 
 def _dispatcher(name: str, itemsize: int):
-    return _split_rank if name == "split_rank" else _PASS1[itemsize][name]
+    return _DTYPE_KERNELS[itemsize][name]
 
 
 def _signatures(itemsize: int, count_type) -> dict:
-    """Explicit signatures of the four kernels for one element size / counts dtype."""
+    """Explicit signatures of the two kernels for one element size / counts dtype."""
     p = types.CPointer
     i64 = types.int64
     ids, counts, mask = p(types.int32), p(types.int32), p(types.uint8)
@@ -687,10 +609,8 @@ def _signatures(itemsize: int, count_type) -> dict:
     head = (p(_NUMBA_UINTS[itemsize]), p(types.uint64), i64, i64, i64, i64, p(count_type), i64, i64)
     return {
         "fused": types.void(*head, i64, i64, i64, ids, counts, *masks),
-        "split_count": types.void(*head, i64, i64, i64, i64, mask, p(types.int32)),
-        "split_rank": types.void(i64, i64, i64, i64, *masks, p(types.int32), ids, counts),
         # vocab, width, num_bytes, tiles_per_row, segs_per_unit, ..., state (zeroed scratch)
-        "lookback": types.void(*head, i64, i64, i64, i64, i64, ids, counts, *masks, p(types.int32)),
+        "split": types.void(*head, i64, i64, i64, i64, i64, ids, counts, *masks, p(types.int32)),
     }
 
 
@@ -701,14 +621,12 @@ def _signatures(itemsize: int, count_type) -> dict:
 
 @dataclass(frozen=True)
 class Geometry:
-    """How one shape is launched: ``fused`` (grid = rows) or ``split`` / ``lookback``
-    (grid = rows x tiles)."""
+    """How one shape is launched: ``fused`` (grid = rows) or ``split`` (grid = rows x tiles)."""
 
     fused: bool
     tiles_per_row: int
     segs_per_unit: int
-    """`split`, `lookback`: segments of a warp's unit (``fused`` splits the row in the
-    kernel)."""
+    """`split`: segments of a warp's unit (``fused`` splits the row in the kernel)."""
 
 
 def split_tiling(num_reqs: int, vocab: int, sm_count: int) -> tuple[int, int]:
@@ -727,7 +645,7 @@ def split_tiling(num_reqs: int, vocab: int, sm_count: int) -> tuple[int, int]:
 
 
 def geometry(num_reqs: int, vocab: int, variant: str, sm_count: int) -> Geometry:
-    """Pick the variant for ``auto`` and the split tiling (``split``, ``lookback``) by shape."""
+    """Pick the variant for ``auto`` and the ``split`` tiling by shape."""
     resident = sm_count * max(1, _RESIDENT_THREADS // FUSED_THREADS)
     if variant == "fused" or (
         variant == "auto" and num_reqs >= math.ceil(FUSED_MIN_WAVES * resident)
@@ -847,9 +765,9 @@ class _Plan:
 
     device: int
     variant: str
-    """``fused``, ``split`` or ``lookback`` (``auto`` resolved by shape)"""
-    kernels: tuple
-    configs: tuple
+    """``fused`` or ``split`` (``auto`` resolved by shape)"""
+    kernel: object
+    config: object
     head: tuple
     """(row_stride, col_stride, exponent)"""
     wide_layout: bool
@@ -859,9 +777,9 @@ class _Plan:
     width: int
     num_bytes: int
     tiles: tuple
-    """split, lookback: (tiles_per_row, segs_per_unit)"""
-    scratch_size: int
-    """split: unit counts; lookback: zeroed state (ticket, done counter, one flag per tile)"""
+    """split: (tiles_per_row, segs_per_unit)"""
+    state_size: int
+    """split: entries of its zeroed state (ticket, done counter, one flag per tile)"""
 
     def run(self, logits, num_sampled_tokens, out) -> None:
         device = self.device
@@ -891,29 +809,16 @@ class _Plan:
         head = (address, address, *self.head, wide, counts_ptr, *self.counts)
         if self.variant == "fused":
             _core_launch(
-                stream, self.configs[0], self.kernels[0], *head,
+                stream, self.config, self.kernel, *head,
                 self.vocab, self.width, self.num_bytes, ids, counts, mask, mask, aligned,
             )  # fmt: skip
             return
-        if self.variant == "lookback":
-            zeroed = stream_scratch.for_stream(self.device, pointer, zeroed=True)
-            with zeroed.hold(self.scratch_size, logits.device) as state:  # until queued
-                _core_launch(
-                    stream, self.configs[0], self.kernels[0], *head, self.vocab, self.width,
-                    self.num_bytes, *self.tiles, ids, counts, mask, mask, aligned,
-                    state.data_ptr(),
-                )  # fmt: skip
-            return
-        unit_counts = torch.empty(self.scratch_size, dtype=torch.int32, device=logits.device)
-        scratch = unit_counts.data_ptr()  # alive until both launches are queued
-        _core_launch(
-            stream, self.configs[0], self.kernels[0], *head,
-            self.vocab, self.num_bytes, *self.tiles, mask, scratch,
-        )  # fmt: skip
-        _core_launch(
-            stream, self.configs[1], self.kernels[1],
-            self.width, self.num_bytes, *self.tiles, mask, mask, aligned, scratch, ids, counts,
-        )  # fmt: skip
+        zeroed = stream_scratch.for_stream(self.device, pointer)
+        with zeroed.hold(self.state_size, logits.device) as state:  # until queued
+            _core_launch(
+                stream, self.config, self.kernel, *head, self.vocab, self.width,
+                self.num_bytes, *self.tiles, ids, counts, mask, mask, aligned, state.data_ptr(),
+            )  # fmt: skip
 
 
 def _make_plan(key, logits, num_sampled_tokens, out, variant) -> _Plan:
@@ -930,19 +835,13 @@ def _make_plan(key, logits, num_sampled_tokens, out, variant) -> _Plan:
     )
     num_reqs, vocab = logits.shape
     shape = geometry(num_reqs, vocab, variant, _sm_count(device))
-    if shape.fused:
-        variant, names, threads = "fused", ("fused",), FUSED_THREADS
-    elif variant == "lookback":
-        names, threads = ("lookback",), SPLIT_THREADS
-    else:
-        variant, names, threads = "split", ("split_count", "split_rank"), SPLIT_THREADS
+    variant, threads = ("fused", FUSED_THREADS) if shape.fused else ("split", SPLIT_THREADS)
     grid = num_reqs * shape.tiles_per_row
-    config = LaunchConfig(grid=grid, block=threads, shmem_size=shared_bytes(threads))
     plan = _Plan(
         device=device,
         variant=variant,
-        kernels=tuple(_kernel(name, device, itemsize, count_type) for name in names),
-        configs=(config,) * len(names),
+        kernel=_kernel(variant, device, itemsize, count_type),
+        config=LaunchConfig(grid=grid, block=threads, shmem_size=shared_bytes(threads)),
         head=(*logits.stride(), exponent),
         wide_layout=_wide_layout(logits),
         counts=(0, 0) if num_sampled_tokens is None else (1, num_sampled_tokens.stride(0)),
@@ -950,7 +849,7 @@ def _make_plan(key, logits, num_sampled_tokens, out, variant) -> _Plan:
         width=out.width,
         num_bytes=out.packed_mask.shape[1],
         tiles=(shape.tiles_per_row, shape.segs_per_unit),
-        scratch_size=2 + grid if variant == "lookback" else grid * (threads // 32),
+        state_size=2 + grid,
     )
     with _lock:
         return _plans.setdefault(key, plan)
@@ -990,12 +889,9 @@ def _compact_simulated(logits, num_sampled_tokens, out, variant) -> None:
     width, num_bytes = out.width, out.packed_mask.shape[1]
     shape = geometry(num_reqs, vocab, variant, sm_count=4)  # a few tiles per row, as on a GPU
     # The simulator copies each array argument in and out of a launch, so a uint32 view of the
-    # mask does not see the same launch's byte stores (and its copy back would undo them):
-    # `fused` and `lookback` read bytes here (the word path is exercised by `split`, whose
-    # ranking is a second launch, and by `fused` and `lookback` on a GPU).
-    one_launch = shape.fused or variant == "lookback"
-    aligned = int(not one_launch and num_bytes % 4 == 0 and mask.ctypes.data % 4 == 0)
-    masks = (mask, mask.view(np.uint32) if aligned else np.zeros(1, np.uint32), aligned)
+    # mask would not see the same launch's byte stores (and its copy back would undo them):
+    # the kernels rank from bytes here (the word path runs on a GPU).
+    masks = (mask, np.zeros(1, np.uint32), 0)
     head = (
         elements,
         words if words.size else np.zeros(1, np.uint64),
@@ -1004,22 +900,17 @@ def _compact_simulated(logits, num_sampled_tokens, out, variant) -> None:
         wide,
         *counts_in,
     )
-    kernels = _PASS1[itemsize]
+    kernels = _DTYPE_KERNELS[itemsize]
     if shape.fused:
         kernels["fused"][num_reqs, FUSED_THREADS, 0, shared_bytes(FUSED_THREADS)](
             *head, vocab, width, num_bytes, ids, counts, *masks
         )
         return
     grid = num_reqs * shape.tiles_per_row
-    tiles = (shape.tiles_per_row, shape.segs_per_unit)
     config = (grid, SPLIT_THREADS, 0, shared_bytes(SPLIT_THREADS))
-    if variant == "lookback":
-        cpu = torch.device("cpu")
-        with stream_scratch.for_stream(-1, 0, zeroed=True).hold(2 + grid, cpu) as state:
-            kernels["lookback"][config](
-                *head, vocab, width, num_bytes, *tiles, ids, counts, *masks, state.numpy()
-            )
-        return
-    unit_counts = np.empty(grid * (SPLIT_THREADS // 32), dtype=np.int32)
-    kernels["split_count"][config](*head, vocab, num_bytes, *tiles, mask, unit_counts)
-    _split_rank[config](width, num_bytes, *tiles, *masks, unit_counts, ids, counts)
+    cpu = torch.device("cpu")
+    with stream_scratch.for_stream(-1, 0).hold(2 + grid, cpu) as state:
+        kernels["split"][config](
+            *head, vocab, width, num_bytes, shape.tiles_per_row, shape.segs_per_unit, ids,
+            counts, *masks, state.numpy(),
+        )  # fmt: skip

@@ -1,17 +1,15 @@
-"""Scratch for split kernels, reused per (device, stream) instead of allocated per call.
+"""Zeroed scratch of the split kernels, reused per (device, stream) instead of allocated per call.
 
-The ``split`` variants of Triton and CuPy pass per-tile counts from their first launch to their
-second through a small int32 device buffer (Numba's still takes a fresh one per call). Kernels
-that coordinate their programs through counters and flags in one launch take a *zeroed*
-scratch instead (``for_stream(..., zeroed=True)``): it is zero when allocated, and every such
-kernel leaves it zero when it ends (its last program resets what it used), so no call pays a
-memset and a CUDA graph's replays find it zero too.
-Allocating it per call costs a caching-allocator round trip on the host (a few us of a ~20 us
-dispatch); here each stream keeps one buffer. A caller holds it from its first launch to its
-last (`StreamScratch.hold`), so two host threads launching on the same stream cannot interleave
-their launches around it; launches on one stream run in order, so the next holder's kernels
-never overlap the previous holder's. A call being captured into a CUDA graph gets a buffer of
-its own instead, since the graph may later be replayed on another stream.
+The ``split`` kernels of Triton, CuPy and Numba coordinate the programs of one launch through a
+small int32 device buffer: a ticket counter, a done counter and one flag per tile (see
+``compact_split`` in compact.cu). The buffer is zero when allocated, and every launch leaves it
+zero (its last program resets what it used), so no call pays a memset and the replays of a CUDA
+graph find it zero too. Allocating it per call would cost a caching-allocator round trip and a
+memset on the host (a few us of a ~15 us dispatch); here each stream keeps one buffer. A caller
+holds it until its launch is queued (`StreamScratch.hold`), so two host threads launching on the
+same stream cannot interleave around it; launches on one stream run in order, so the next
+holder's kernel never overlaps the previous holder's. A call being captured into a CUDA graph
+gets a zeroed buffer of its own instead, since the graph may later be replayed on another stream.
 """
 
 from __future__ import annotations
@@ -22,17 +20,17 @@ import torch
 
 
 class StreamScratch:
-    """One growing int32 buffer and one lock per (device, stream pointer, zeroed)."""
+    """One growing, zeroed int32 buffer and one lock per (device, stream pointer)."""
 
-    __slots__ = ("_buffer", "_lock", "_zeroed")
+    __slots__ = ("_buffer", "_lock")
 
-    def __init__(self, zeroed: bool = False) -> None:
+    def __init__(self) -> None:
         self._lock = threading.Lock()
         self._buffer: torch.Tensor | None = None
-        self._zeroed = zeroed
 
     def hold(self, numel: int, device: torch.device) -> _Held:
-        """``with scratch.hold(n, device) as buffer:`` an int32 buffer of at least ``n`` entries."""
+        """``with scratch.hold(n, device) as buffer:`` a zeroed int32 buffer of >= ``n`` entries,
+        which the caller's kernel must leave zero."""
         return _Held(self, numel, device)
 
     def _acquire(self, numel: int, device: torch.device) -> torch.Tensor:
@@ -43,21 +41,17 @@ class StreamScratch:
             self._lock.release()
             raise
 
-    def _new(self, numel: int, device: torch.device) -> torch.Tensor:
-        new = torch.zeros if self._zeroed else torch.empty
-        return new(numel, dtype=torch.int32, device=device)
-
     def _buffer_for(self, numel: int, device: torch.device) -> torch.Tensor:
         if device.type == "cuda" and torch.cuda.is_current_stream_capturing():
             # A graph gets a buffer of its own (from its private pool, alive as long as the
             # graph), since it may be replayed on another stream while this one is in use.
-            return self._new(numel, device)
+            return torch.zeros(numel, dtype=torch.int32, device=device)
         buffer = self._buffer
         if buffer is None or buffer.numel() < numel:
             # The old buffer is freed to torch's allocator, which reuses it in this stream's
             # order (it was allocated on this stream), so kernels still queued on it are safe.
             size = max(numel, 2 * buffer.numel()) if buffer is not None else numel
-            buffer = self._buffer = self._new(size, device)
+            buffer = self._buffer = torch.zeros(size, dtype=torch.int32, device=device)
         return buffer
 
 
@@ -74,15 +68,15 @@ class _Held:
         self._scratch._lock.release()
 
 
-_scratches: dict[tuple[int, int, bool], StreamScratch] = {}
+_scratches: dict[tuple[int, int], StreamScratch] = {}
 _scratches_lock = threading.Lock()
 
 
-def for_stream(device_index: int, stream_pointer: int, zeroed: bool = False) -> StreamScratch:
-    """The scratch of one stream of one device (created on first use); ``zeroed``: see above."""
-    key = (device_index, stream_pointer, zeroed)
+def for_stream(device_index: int, stream_pointer: int) -> StreamScratch:
+    """The scratch of one stream of one device (created on first use)."""
+    key = (device_index, stream_pointer)
     scratch = _scratches.get(key)
     if scratch is None:
         with _scratches_lock:
-            scratch = _scratches.setdefault(key, StreamScratch(zeroed))
+            scratch = _scratches.setdefault(key, StreamScratch())
     return scratch

@@ -20,26 +20,21 @@ its block's fullest word has bits. Blocks without kept ids cost one reduction, a
 stops once ``min(count, W)`` ids are written. (The element-level alternative, a per-column
 ``popcount(word & ((1 << b) - 1))``, costs ~20 instructions per column for every block.)
 
-* ``"split"`` (few rows): launch 1 has one program per (row, chunk of ``CHUNK`` columns): pass 1
-  for the chunk, its kept count into a ``tile_counts[R, C]`` scratch (the stream's reused buffer,
-  `masks.backends.scratch`). Launch 2 (same tiles)
-  prefix-sums the row's tile counts, writes ``counts[r]`` (chunk 0), its share of the ``-1``
-  padding, and, when its prefix is below ``W``, pass 2 for its chunk. No program waits on
-  another.
+* ``"split"`` (few rows): one program per tile (row, chunk of ``CHUNK`` columns), in one launch,
+  not two: at R=1..16 a second launch cost ~1.5-2 us of device time and ~7 us of host dispatch on
+  the H200. Each program takes a ticket (an atomic counter) and works on that tile, not on its
+  program id: pass 1 for the chunk, then it publishes its kept count as a flag and sums the flags
+  of the row's earlier chunks (a decoupled look-back; a chunk other than the last stops once the
+  prefix reaches ``W``), then pass 2 from the words still in registers. Every tile it waits for
+  was taken by a program that started before it, so the wait ends without assuming that the
+  programs are co-resident or start in any order. The row's last chunk writes ``counts[r]`` and
+  all of the row's ``-1`` padding. Ticket, counters and flags live in the stream's zeroed scratch
+  (`masks.backends.scratch`): the last program to finish reading flags resets them, so no call
+  pays a memset and CUDA-graph replays find them zero.
 * ``"fused"`` (many rows): one program per row, one launch. Pass 1 loops over the row with no
   block-wide reduction or scan inside the loop (word counts accumulate per thread and are
   reduced once after it); a barrier makes the mask stores visible to the whole block; pass 2
   loops over the row's mask words while fewer than ``min(count, W)`` ids are written.
-* ``"lookback"`` (few rows, on trial against ``split``): ``split``'s tiles and passes in *one*
-  launch, saving the second launch's few microseconds, which matter at R=1..16. Each program
-  takes a ticket (an atomic counter) and works on that tile, not on its program id: pass 1,
-  then it publishes its kept count as a flag and sums the flags of the row's earlier chunks
-  (a decoupled look-back; a chunk other than the last stops once the prefix reaches ``W``),
-  then pass 2. Every tile it waits for was taken by a program that started before it, so the
-  wait ends without assuming that the programs are co-resident or start in any order. The
-  row's last chunk writes ``counts[r]`` and all of the row's ``-1`` padding. The flags and
-  counters live in a *zeroed* stream scratch: the last program to finish reading flags resets
-  them, so no call pays a memset and CUDA-graph replays find them zero.
 * ``"auto"`` (default): ``fused`` once ``R >= _FUSED_MIN_ROWS_PER_SM * num_SMs``, else ``split``.
 
 Finiteness is decided on the bit pattern (exponent all ones means +-inf or NaN), through an
@@ -56,11 +51,10 @@ goes through Triton's JIT under a module lock (its cache fills and the interpret
 patching are not guaranteed thread safe); it returns the CompiledKernel, which later launches
 call directly (``CompiledKernel.run``, the C launcher the JIT itself ends in), keyed by at
 least what the JIT specialises on (`_call_key`; a call with an unaligned pointer always takes
-the JIT). The JIT's per-call binding, key hashing and
-hook lookups cost about 14 us per launch on the H200's host with triton 3.6 (measured there:
-a two-launch split call at R=1 took 60 us through the JIT, 32 us direct);
-Triton's launch hooks (``knobs.runtime.launch_enter_hook``, used by profilers such as proton)
-are not called on the direct path. Block sizes are tuning functions of the shape and device
+the JIT). The JIT's per-call binding, key hashing and hook lookups cost about 14 us per launch
+on the H200's host with triton 3.6 (measured there); Triton's launch hooks
+(``knobs.runtime.launch_enter_hook``, used by profilers such as proton) are not called on the
+direct path. Block sizes are tuning functions of the shape and device
 only; the kernels are the same on the GPU and in the interpreter.
 """
 
@@ -77,7 +71,7 @@ import triton.language as tl
 from masks.backends import scratch
 from masks.result import SamplingMask
 
-VARIANTS = ("auto", "split", "fused", "rowwise", "lookback")
+VARIANTS = ("auto", "split", "fused", "rowwise")
 
 # Integer view and exponent mask of each float dtype: a logit is kept iff (bits & EXP) != EXP.
 _BITS = {
@@ -98,7 +92,7 @@ R=256; benchmarks/results/h200-2026-11-30)."""
 _SPLIT_TILES_PER_SM = 2
 """`split` picks the largest CHUNK that still gives every SM this many tiles."""
 _SPLIT_CHUNKS = (8192, 2048, 512)
-"""`split`'s CHUNK buckets (columns per tile), largest first: each is a compiled kernel pair."""
+"""`split`'s CHUNK buckets (columns per tile), largest first: each is a compiled kernel."""
 _SPLIT_COLUMNS_PER_WARP = 256
 """`split` num_warps = CHUNK / this, clamped to [1, 8]."""
 _FUSED_BLOCK_BYTES = 32768
@@ -111,10 +105,8 @@ _ROWWISE_BLOCK = 8192
 _ROWWISE_NUM_WARPS = 4
 """Triton's default, which upstream launches with."""
 _PAD_BLOCK = 1024
-_SPLIT_PAD = 128
-"""-1 slots a `split` tile writes per step (tile c: slots c * PAD + k * num_chunks * PAD...)."""
 _TILES_BLOCK = 256
-"""Tile counts a `split` tile sums per step to find its prefix (flags for `lookback`)."""
+"""Flags a `split` tile reads per step of its look-back."""
 
 _launch_lock = threading.Lock()
 _sm_counts: dict[int, int] = {}
@@ -304,99 +296,17 @@ def _split_pass1(
 
 
 @triton.jit
-def _split_pass2(
-    mask_row,
-    ids_row,
-    words,
-    prefix,
-    count,
-    start,
-    vocab_size,
-    width,
-    CHUNK: tl.constexpr,
-    WORDS: tl.constexpr,
-):
-    """Pass 2 of one split tile: its `count` kept ids to slots prefix + rank (< width).
-
-    `words`: the tile's mask words, still in registers since pass 1 (``lookback``), or ``None``
-    to re-read them from the mask (``split``, whose pass 1 ran in the previous launch). Nothing
-    is read or written when the prefix already fills the row or the tile keeps nothing.
+def _split_pass2(ids_row, words, prefix, count, start, width, CHUNK: tl.constexpr):
+    """Pass 2 of one split tile: its `count` kept ids to slots prefix + rank (< width), ranked
+    from `words`, the tile's mask words, still in registers since pass 1. Nothing is written when
+    the prefix already fills the row or the tile keeps nothing.
     """
     if (prefix < width) & (count > 0):
-        if words is None:
-            tile_words = _load_mask_words(mask_row, start, vocab_size, CHUNK // 32, WORDS)
-        else:
-            tile_words = words
-        _rank_words(ids_row, tile_words, prefix, start, width, CHUNK // 32)
-
-
-@triton.jit(do_not_specialize=["num_sampled_stride", "num_chunks"])
-def _split_count_kernel(
-    logits_ptr,
-    row_stride,
-    col_stride,
-    num_sampled_ptr,
-    num_sampled_stride,
-    mask_ptr,
-    tile_counts_ptr,
-    vocab_size,
-    num_chunks,
-    INT: tl.constexpr,
-    EXP: tl.constexpr,
-    CHUNK: tl.constexpr,
-    WORDS: tl.constexpr,
-):
-    """Split launch 1, per (row, chunk): the chunk's mask and kept count."""
-    tile = tl.program_id(0)
-    row = (tile // num_chunks).to(tl.int64)
-    mask_row = mask_ptr + row * tl.cdiv(vocab_size, 8)
-    _, count = _split_pass1(
-        logits_ptr, row_stride, col_stride, num_sampled_ptr, num_sampled_stride, mask_row, row,
-        (tile % num_chunks) * CHUNK, vocab_size, INT, EXP, CHUNK, WORDS,
-    )  # fmt: skip
-    tl.store(tile_counts_ptr + tile, count)
-
-
-@triton.jit(do_not_specialize=["vocab_size", "width", "num_chunks"])
-def _split_ids_kernel(
-    mask_ptr,
-    tile_counts_ptr,
-    ids_ptr,
-    counts_ptr,
-    vocab_size,
-    width,
-    num_chunks,
-    CHUNK: tl.constexpr,
-    TILES_BLOCK: tl.constexpr,
-    PAD: tl.constexpr,
-    WORDS: tl.constexpr,
-):
-    """Split launch 2, per (row, chunk): row count, a share of the padding, the chunk's ids."""
-    tile = tl.program_id(0)
-    row = (tile // num_chunks).to(tl.int64)
-    chunk = tile % num_chunks
-    row_tiles = tile_counts_ptr + row * num_chunks
-    prefix = tl.zeros((), tl.int32)
-    total = tl.zeros((), tl.int32)
-    for first in range(0, num_chunks, TILES_BLOCK):
-        index = first + tl.arange(0, TILES_BLOCK)
-        tile_counts = tl.load(row_tiles + index, mask=index < num_chunks, other=0)
-        prefix += tl.sum(tl.where(index < chunk, tile_counts, 0), 0)
-        total += tl.sum(tile_counts, 0)
-    own = tl.load(row_tiles + chunk)
-    ids_row = ids_ptr + row * width
-    if chunk == 0:
-        tl.store(counts_ptr + row, total)
-    for first_slot in range(chunk * PAD, width, num_chunks * PAD):  # this tile's padding share
-        _fill_padding(ids_row, first_slot, tl.minimum(total, width), width, PAD)
-    mask_row = mask_ptr + row * tl.cdiv(vocab_size, 8)
-    _split_pass2(
-        mask_row, ids_row, None, prefix, own, chunk * CHUNK, vocab_size, width, CHUNK, WORDS
-    )
+        _rank_words(ids_row, words, prefix, start, width, CHUNK // 32)
 
 
 @triton.jit(do_not_specialize=["num_sampled_stride", "width", "num_chunks"])
-def _lookback_kernel(
+def _split_kernel(
     logits_ptr,
     row_stride,
     col_stride,
@@ -464,7 +374,7 @@ def _lookback_kernel(
     ids_row = ids_ptr + row * width
     if last:  # only the last chunk knows the total: it writes the count and all the padding
         _finish_row(ids_row, counts_ptr, row, prefix + own, width, PAD)
-    _split_pass2(mask_row, ids_row, words, prefix, own, start, vocab_size, width, CHUNK, WORDS)
+    _split_pass2(ids_row, words, prefix, own, start, width, CHUNK)
 
 
 @triton.jit(do_not_specialize=["num_sampled_stride", "width"])
@@ -658,12 +568,13 @@ def _launch(
         _compiled[key] = compiled
 
 
-def _stream_scratch(device: torch.device, zeroed: bool = False) -> scratch.StreamScratch:
-    """The current stream's reused scratch (one per CPU for the interpreter): ``split``'s
-    ``tile_counts``, or with ``zeroed`` ``lookback``'s state, zero between calls."""
+def _stream_scratch(device: torch.device) -> scratch.StreamScratch:
+    """The current stream's reused zeroed scratch (one per CPU for the interpreter): ``split``'s
+    state, zero between calls. An index-less CUDA device means the current one."""
     if device.type != "cuda":
-        return scratch.for_stream(-1, 0, zeroed)
-    return scratch.for_stream(device.index, _raw_stream(device.index), zeroed)
+        return scratch.for_stream(-1, 0)
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    return scratch.for_stream(index, _raw_stream(index))
 
 
 def _fused_min_rows(device: torch.device) -> int:
@@ -701,29 +612,11 @@ def compact(
     if variant == "split":
         chunk, num_chunks, num_warps = _split_config(num_reqs, vocab_size, _sm_count(device))
         grid = (num_reqs * num_chunks, 1, 1)
-        with _stream_scratch(device).hold(grid[0], device) as tile_counts:
-            if tile_counts.data_ptr() & 15:  # a whole allocation: never, but keyed if so
-                call_key = None
-            _launch(
-                _split_count_kernel, device, grid, num_warps,
-                (logits, row_stride, col_stride, num_sampled_tokens, num_sampled_stride, mask,
-                 tile_counts, vocab_size, num_chunks),
-                {"INT": int_type, "EXP": exponent, "CHUNK": chunk, "WORDS": words}, call_key,
-            )  # fmt: skip
-            _launch(
-                _split_ids_kernel, device, grid, num_warps,
-                (mask, tile_counts, out.token_ids, out.counts, vocab_size, width, num_chunks),
-                {"CHUNK": chunk, "TILES_BLOCK": _TILES_BLOCK, "PAD": _SPLIT_PAD, "WORDS": words},
-                call_key,
-            )  # fmt: skip
-    elif variant == "lookback":
-        chunk, num_chunks, num_warps = _split_config(num_reqs, vocab_size, _sm_count(device))
-        grid = (num_reqs * num_chunks, 1, 1)
-        with _stream_scratch(device, zeroed=True).hold(2 + grid[0], device) as state:
+        with _stream_scratch(device).hold(2 + grid[0], device) as state:
             if state.data_ptr() & 15:  # a whole allocation: never, but keyed if so
                 call_key = None
             _launch(
-                _lookback_kernel, device, grid, num_warps,
+                _split_kernel, device, grid, num_warps,
                 (logits, row_stride, col_stride, num_sampled_tokens, num_sampled_stride, mask,
                  state, out.token_ids, out.counts, vocab_size, width, num_chunks),
                 {"INT": int_type, "EXP": exponent, "CHUNK": chunk, "TILES_BLOCK": _TILES_BLOCK,
