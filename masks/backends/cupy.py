@@ -58,9 +58,10 @@ SPLIT_THREADS = 128
 """Threads of a split tile: ``SPLIT_THREADS / 32`` units, one per warp."""
 FUSED_THREADS = 512
 """Threads of the fused kernel (one block per row)."""
-SPLIT_TILES_PER_SM = 4
+SPLIT_TILES_PER_SM = 2
 """split: the largest unit (up to ``MAX_SEGS_PER_UNIT`` 256-column segments) leaving at least
-this many tiles per SM (H200: 4 gave 9.4/10.4/12.5 us at R=1/4/16, 8 gave 9.0/10.4/14.8)."""
+this many tiles per SM (H200, V=151936 fp32, full rows: 2 gave 9.2/10.1/11.8 us at R=1/4/16,
+4 gave 9.2/9.7/12.3, 8 gave 9.1/9.8/13.6; benchmarks/tune_split.py)."""
 MAX_SEGS_PER_UNIT = 16
 FUSED_MIN_WAVES = 0.5
 """auto: fused once the rows fill this many waves of resident fused blocks (H200, R=256: fused

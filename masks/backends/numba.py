@@ -123,9 +123,10 @@ FUSED_THREADS, SPLIT_THREADS, LOADS = launch_constants(SIMULATED)
 SEGMENT = 256
 """Columns of a warp segment (32 mask bytes, 8 columns per lane)."""
 MAX_SEGS_PER_UNIT = 16
-SPLIT_TILES_PER_SM = 4
+SPLIT_TILES_PER_SM = 2
 """`split`: the longest unit (a power of two up to MAX_SEGS_PER_UNIT segments) that leaves at
-least this many tiles per SM (the CuPy kernels' tuning on the H200)."""
+least this many tiles per SM (H200, V=151936 fp32, dense rows: 2 gave 9.7/10.1/12.4 us at
+R=1/4/16, 4 gave 9.7/12.0/13.0, 8 gave 9.6/11.9/16.9; benchmarks/tune_split.py)."""
 FUSED_MIN_WAVES = 0.5
 """`auto` runs `fused` once the rows fill this many waves of resident fused blocks."""
 _RESIDENT_THREADS = 1024
