@@ -95,8 +95,8 @@ def _l2_flush_buffers(device: torch.device) -> tuple[torch.Tensor, torch.Tensor]
 BUSY_CYCLES = 400_000
 """GPU clock cycles of a spin kernel queued after each L2 flush (~0.2 ms on an H200): with the
 flush it keeps the GPU busy longer than any backend's host dispatch, so the call is fully
-enqueued before the GPU reaches it. (The flush alone, ~75 us, hid a 50 us dispatch but not the
-~85 us that triton's two-launch split measured on the H200's host.)"""
+enqueued before the GPU reaches it. (A write flush alone, ~75 us, hid a 50 us dispatch but not
+the ~85 us that a two-launch Triton split of an earlier version measured on the H200's host.)"""
 
 
 def _flush_l2_and_stay_busy(device: torch.device, l2_flush: str) -> None:

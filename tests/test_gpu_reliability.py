@@ -370,7 +370,8 @@ slots, bytes of bits: about 19 bytes, rounded up for the allocator)."""
 
 def scratch_bound(backend: str, num_reqs: int, vocab_size: int) -> int:
     """Extra device memory a call with preallocated outputs may use at its peak: for the GPU
-    backends a small fraction of the logits (per-tile counts: one int32 per >= 256 columns),
+    backends a small fraction of the logits (split's scratch: two counters and one int32 flag
+    per tile of >= 256 columns),
     for the torch reference its temporaries over one chunk of rows."""
     if not backend.startswith("torch"):
         return num_reqs * vocab_size // 8

@@ -26,7 +26,6 @@ struct BF16 : FloatBits<unsigned short, 0x7F80u> {};
 struct F64 : FloatBits<unsigned long long, 0x7FF0000000000000ull> {};
 
 __device__ __forceinline__ long long min_ll(long long a, long long b) { return a < b ? a : b; }
-__device__ __forceinline__ long long max_ll(long long a, long long b) { return a > b ? a : b; }
 
 // 32-bit word k of eight elements held as 16-byte vectors (k is a constant once unrolled).
 template <int N>
