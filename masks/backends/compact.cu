@@ -110,38 +110,6 @@ __device__ __forceinline__ void emit_ids(unsigned bits, unsigned rank, long long
   }
 }
 
-constexpr unsigned kFullMask = 0xFFFFFFFFu;
-
-#ifndef MASKS_WARP_EMIT
-#define MASKS_WARP_EMIT 1
-#endif
-
-// Whole warp: writes the ids of one step of 32 mask words (lane l's `word` covers columns
-// col + 32l .. col + 32l + 31, its first id has rank `rank`) to slots < width. Emitting lane by
-// lane costs as many iterations as the fullest word has bits, each a store to 32 scattered
-// slots; when few words hold many bits (full rows) the warp instead writes one word at a time,
-// each lane one bit, so each iteration is one coalesced store.
-__device__ __forceinline__ void emit_step(unsigned word, unsigned rank, long long col,
-                                          unsigned width, int* row_ids) {
-  const unsigned lane = threadIdx.x & 31u;
-  const unsigned busy = __ballot_sync(kFullMask, word != 0u);
-  const unsigned fullest = __reduce_max_sync(kFullMask, static_cast<unsigned>(__popc(word)));
-  if (MASKS_WARP_EMIT && static_cast<unsigned>(__popc(busy)) <= fullest) {
-    for (unsigned left = busy; left != 0u; left &= left - 1u) {
-      const int owner = __ffs(static_cast<int>(left)) - 1;
-      const unsigned first = __shfl_sync(kFullMask, rank, owner);
-      if (first >= width) break;  // warp-uniform: ranks only grow
-      const unsigned bits = __shfl_sync(kFullMask, word, owner);
-      const unsigned slot = first + static_cast<unsigned>(__popc(bits & ((1u << lane) - 1u)));
-      if (((bits >> lane) & 1u) != 0u && slot < width) {
-        row_ids[slot] = static_cast<int>(col + 32LL * owner + lane);
-      }
-    }
-  } else {
-    emit_ids(word, rank, col + 32LL * lane, width, row_ids);
-  }
-}
-
 template <int kThreads>
 __device__ __forceinline__ void fill_ids(int* row_ids, long long begin, long long end) {
   for (long long j = begin + threadIdx.x; j < end; j += kThreads) row_ids[j] = -1;
@@ -170,6 +138,7 @@ __device__ __forceinline__ bool row_active(const void* num_sampled, long long nu
 // needs is the number of kept ids before it.
 
 constexpr long long kSegCols = 256;
+constexpr unsigned kFullMask = 0xFFFFFFFFu;
 
 // Resident blocks per SM asked of the register allocator: half the SM's 2048 threads (64
 // registers a thread), enough with 128 bytes of loads in flight per thread.
@@ -270,7 +239,8 @@ __device__ __forceinline__ void rank_mask(const unsigned char* row_mask, long lo
         const unsigned v = __shfl_up_sync(kFullMask, inclusive, d);
         if (lane >= static_cast<unsigned>(d)) inclusive += v;
       }
-      emit_step(words[k], ranked + inclusive - count, (b + 128 * k) * 8, width, row_ids);
+      emit_ids(words[k], ranked + inclusive - count, (b + 128 * k + 4 * lane) * 8, width,
+               row_ids);
       ranked += __shfl_sync(kFullMask, inclusive, 31);
     }
   }
