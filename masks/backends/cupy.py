@@ -257,7 +257,11 @@ def _launch(
     )
     tiles = num_reqs * tiles_per_row
     # Ticket, done counter and one flag per tile: zero before and after every launch.
-    with scratch.for_stream(index, stream.ptr).hold(2 + tiles, device) as state:
-        tiling = (_arg(state.data_ptr()), _arg(tiles_per_row), _arg(segs_per_unit))
+    state = scratch.for_stream(index, stream.ptr)
+    buffer = state.acquire(2 + tiles, device)
+    try:
+        tiling = (_arg(buffer.data_ptr()), _arg(tiles_per_row), _arg(segs_per_unit))
         args = (*logits_args, mask, *tiling, ids, _arg(width), counts)
         kernels.split[vec]((tiles,), (threads,), args, stream=stream)
+    finally:
+        state.release()

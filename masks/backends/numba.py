@@ -683,7 +683,7 @@ def compact(
         return
     device = logits.device.index
     if device is None:
-        device = torch.cuda.current_device()
+        device = _current_device()
     count_key = None if num_sampled_tokens is None else num_sampled_tokens.dtype
     if num_sampled_tokens is not None:
         count_key = (count_key, num_sampled_tokens.stride(0))
@@ -720,6 +720,10 @@ except AttributeError:  # pragma: no cover - older/newer torch
 
     def _raw_stream(device: int) -> int:
         return torch.cuda.current_stream(device).cuda_stream
+
+
+# torch's current CUDA device without `torch.cuda.current_device`'s Python layers (per call).
+_current_device = getattr(torch._C, "_cuda_getDevice", torch.cuda.current_device)
 
 
 def _kernel(name: str, device: int, itemsize: int, count_type):
@@ -789,7 +793,7 @@ class _Plan:
             # that never touched the CUDA runtime has the device's primary context (once).
             get_context(device)
             _thread.device = device
-        if torch.cuda.current_device() != device:  # multi-GPU: another device is current
+        if _current_device() != device:  # multi-GPU: another device is current
             with torch.cuda.device(device):
                 self._launch(logits, num_sampled_tokens, out)
         else:
@@ -815,11 +819,14 @@ class _Plan:
             )  # fmt: skip
             return
         zeroed = stream_scratch.for_stream(self.device, pointer)
-        with zeroed.hold(self.state_size, logits.device) as state:  # until queued
+        state = zeroed.acquire(self.state_size, logits.device)
+        try:  # held until the launch is queued
             _core_launch(
                 stream, self.config, self.kernel, *head, self.vocab, self.width,
                 self.num_bytes, *self.tiles, ids, counts, mask, mask, aligned, state.data_ptr(),
             )  # fmt: skip
+        finally:
+            zeroed.release()
 
 
 def _make_plan(key, logits, num_sampled_tokens, out, variant) -> _Plan:

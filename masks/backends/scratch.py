@@ -6,15 +6,18 @@ small int32 device buffer: a ticket counter, a done counter and one flag per til
 zero (its last program resets what it used), so no call pays a memset and the replays of a CUDA
 graph find it zero too. Allocating it per call would cost a caching-allocator round trip and a
 memset on the host (a few us of a ~15 us dispatch); here each stream keeps one buffer. A caller
-holds it until its launch is queued (`StreamScratch.hold`), so two host threads launching on the
-same stream cannot interleave around it; launches on one stream run in order, so the next
-holder's kernel never overlaps the previous holder's. A call being captured into a CUDA graph
-gets a zeroed buffer of its own instead, since the graph may later be replayed on another stream.
+holds it until its launch is queued (`StreamScratch.acquire`, then `release`), so two host
+threads launching on the same stream cannot interleave around it; launches on one stream run in
+order, so the next holder's kernel never overlaps the previous holder's. A call being captured
+into a CUDA graph gets a zeroed buffer of its own instead, since the graph may later be replayed
+on another stream.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
+from collections.abc import Iterator
 
 import torch
 
@@ -28,44 +31,48 @@ class StreamScratch:
         self._lock = threading.Lock()
         self._buffer: torch.Tensor | None = None
 
-    def hold(self, numel: int, device: torch.device) -> _Held:
-        """``with scratch.hold(n, device) as buffer:`` a zeroed int32 buffer of >= ``n`` entries,
-        which the caller's kernel must leave zero."""
-        return _Held(self, numel, device)
-
-    def _acquire(self, numel: int, device: torch.device) -> torch.Tensor:
+    def acquire(self, numel: int, device: torch.device) -> torch.Tensor:
+        """Lock the scratch and return a zeroed int32 buffer of >= ``numel`` entries, which the
+        caller's kernel must leave zero; the caller calls `release` once its launch is queued
+        (``try``/``finally``: the hot path of every split call, so no context object)."""
         self._lock.acquire()
         try:
-            return self._buffer_for(numel, device)
+            buffer = self._buffer
+            if buffer is None or buffer.numel() < numel or _capturing(device):
+                buffer = self._new_buffer(numel, device)
+            return buffer
         except BaseException:  # e.g. out of memory: the stream's next call must not hang
             self._lock.release()
             raise
 
-    def _buffer_for(self, numel: int, device: torch.device) -> torch.Tensor:
-        if device.type == "cuda" and torch.cuda.is_current_stream_capturing():
+    def release(self) -> None:
+        self._lock.release()
+
+    @contextlib.contextmanager
+    def hold(self, numel: int, device: torch.device) -> Iterator[torch.Tensor]:
+        """``with scratch.hold(n, device) as buffer:`` `acquire` and `release` around a block."""
+        buffer = self.acquire(numel, device)
+        try:
+            yield buffer
+        finally:
+            self.release()
+
+    def _new_buffer(self, numel: int, device: torch.device) -> torch.Tensor:
+        if _capturing(device):
             # A graph gets a buffer of its own (from its private pool, alive as long as the
             # graph), since it may be replayed on another stream while this one is in use.
             return torch.zeros(numel, dtype=torch.int32, device=device)
-        buffer = self._buffer
-        if buffer is None or buffer.numel() < numel:
-            # The old buffer is freed to torch's allocator, which reuses it in this stream's
-            # order (it was allocated on this stream), so kernels still queued on it are safe.
-            size = max(numel, 2 * buffer.numel()) if buffer is not None else numel
-            buffer = self._buffer = torch.zeros(size, dtype=torch.int32, device=device)
-        return buffer
+        # The old buffer is freed to torch's allocator, which reuses it in this stream's order
+        # (it was allocated on this stream), so kernels still queued on it are safe.
+        old = self._buffer
+        size = max(numel, 2 * old.numel()) if old is not None else numel
+        self._buffer = torch.zeros(size, dtype=torch.int32, device=device)
+        return self._buffer
 
 
-class _Held:
-    __slots__ = ("_device", "_numel", "_scratch")
-
-    def __init__(self, scratch: StreamScratch, numel: int, device: torch.device) -> None:
-        self._scratch, self._numel, self._device = scratch, numel, device
-
-    def __enter__(self) -> torch.Tensor:
-        return self._scratch._acquire(self._numel, self._device)
-
-    def __exit__(self, *exc_info) -> None:
-        self._scratch._lock.release()
+def _capturing(device: torch.device) -> bool:
+    """Whether torch's current stream is capturing a CUDA graph (never on the CPU)."""
+    return device.type == "cuda" and torch.cuda.is_current_stream_capturing()
 
 
 _scratches: dict[tuple[int, int], StreamScratch] = {}

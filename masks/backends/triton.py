@@ -114,6 +114,8 @@ _compiled: dict[tuple, object] = {}
 """CompiledKernel per launch key (see `_launch`), filled by the key's first JIT launch."""
 _MAX_COMPILED = 4096
 _raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+_current_device = getattr(torch._C, "_cuda_getDevice", torch.cuda.current_device)
+"""torch's current CUDA device, without `torch.cuda.current_device`'s Python layers (per call)."""
 
 
 def unavailable_reason(device: torch.device) -> str | None:
@@ -573,7 +575,7 @@ def _stream_scratch(device: torch.device) -> scratch.StreamScratch:
     state, zero between calls. An index-less CUDA device means the current one."""
     if device.type != "cuda":
         return scratch.for_stream(-1, 0)
-    index = device.index if device.index is not None else torch.cuda.current_device()
+    index = device.index if device.index is not None else _current_device()
     return scratch.for_stream(index, _raw_stream(index))
 
 
@@ -593,7 +595,7 @@ def compact(
     variant: str = VARIANTS[0],
 ) -> None:
     device = logits.device
-    if device.type == "cuda" and device.index != torch.cuda.current_device():
+    if device.type == "cuda" and device.index != _current_device():
         with torch.cuda.device(device):  # Triton launches on the *current* device
             compact(logits, num_sampled_tokens, out, variant)
         return
@@ -612,7 +614,9 @@ def compact(
     if variant == "split":
         chunk, num_chunks, num_warps = _split_config(num_reqs, vocab_size, _sm_count(device))
         grid = (num_reqs * num_chunks, 1, 1)
-        with _stream_scratch(device).hold(2 + grid[0], device) as state:
+        scratch_of_stream = _stream_scratch(device)
+        state = scratch_of_stream.acquire(2 + grid[0], device)
+        try:
             if state.data_ptr() & 15:  # a whole allocation: never, but keyed if so
                 call_key = None
             _launch(
@@ -622,6 +626,8 @@ def compact(
                 {"INT": int_type, "EXP": exponent, "CHUNK": chunk, "TILES_BLOCK": _TILES_BLOCK,
                  "PAD": _PAD_BLOCK, "WORDS": words}, call_key,
             )  # fmt: skip
+        finally:
+            scratch_of_stream.release()
     elif variant == "fused":
         _launch(
             _fused_kernel, device, (num_reqs, 1, 1), _FUSED_NUM_WARPS,
