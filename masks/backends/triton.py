@@ -349,8 +349,9 @@ def _split_kernel(
     # The flag carries the count itself and no program reads another's mask or ids, so the
     # publication needs no ordering (relaxed: no fence waits for this tile's mask stores).
     tl.atomic_xchg(flags + tile, own + 1, sem="relaxed")
-    # Look back over the row's earlier chunks, a block of flags at a time, re-reading a block
-    # (volatile loads: never hoisted or cached) until all its flags are published. The last chunk
+    # Look back over the row's earlier chunks, a block of flags at a time, re-reading the block's
+    # unpublished flags only (volatile loads: never hoisted or cached; re-reading whole blocks
+    # from every waiting program flooded the L2 at R=1) until all are published. The last chunk
     # needs the row total; any other chunk stops once the prefix fills the row, and needs no
     # prefix if it keeps nothing.
     row_flags = flags + row * num_chunks
@@ -360,9 +361,13 @@ def _split_kernel(
     while (first < chunk) & (last | ((own > 0) & (prefix < width))):
         index = first + tl.arange(0, TILES_BLOCK)
         seen = tl.load(row_flags + index, mask=index < chunk, other=1, volatile=True)
-        ready = tl.min(seen, 0) > 0
-        prefix += tl.where(ready, tl.sum(seen - 1, 0), 0)
-        first += tl.where(ready, TILES_BLOCK, 0)
+        while tl.min(seen, 0) == 0:  # re-read only the flags not yet published
+            pending = seen == 0
+            seen = tl.where(
+                pending, tl.load(row_flags + index, mask=pending, other=0, volatile=True), seen
+            )
+        prefix += tl.sum(seen - 1, 0)
+        first += TILES_BLOCK
     # Every thread's flag reads precede the done count (whose acq_rel orders this program's
     # publication before it); the program completing the count resets the state to zero.
     tl.debug_barrier()
