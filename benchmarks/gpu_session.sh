@@ -22,6 +22,7 @@ S="$OUT/session"
   python3 -c "import sys, torch, numpy; print(sys.version); print('torch', torch.__version__, 'cuda', torch.version.cuda, 'numpy', numpy.__version__)"
   for m in triton cupy numba numba_cuda; do python3 -c "import $m; print('$m', getattr($m, '__version__', '?'))" 2>&1 | tail -1; done
   python3 -c "import masks; print('available', masks.available_backends('cuda')); print('unavailable', masks.unavailable_reasons('cuda'))"
+  python3 -c "from masks.compare import code_fingerprint; print('code_sha256', code_fingerprint())"
 } > "$S/env.txt" 2>&1
 cat "$S/env.txt"
 status=0

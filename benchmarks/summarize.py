@@ -31,7 +31,7 @@ def summarize(report: dict) -> str:
     lines = [
         f"Device: {env.get('device_name')}; copy ceiling {ceiling['gbps']:.0f} GB/s "
         f"(read + write, measured in the same run); commit {env.get('git_commit')}; "
-        f"{env.get('date')}.",
+        f"code sha256 {(env.get('code_sha256') or 'not recorded')[:12]}; {env.get('date')}.",
         "",
         "| backend | min % ceiling, R>=256 fp32 (sparse/dense/full) | same, bf16 "
         "| device us R=1/4/16 (V=151936 fp32, dense) | dispatch us R=1 | targets met |",

@@ -32,6 +32,7 @@ import argparse
 import csv
 import dataclasses
 import functools
+import hashlib
 import importlib.metadata
 import json
 import math
@@ -498,6 +499,7 @@ def environment(device: torch.device, command: str) -> dict[str, Any]:
         "libraries": _library_versions(),
         "unavailable_backends": masks.unavailable_reasons(device),
         "git_commit": _git("rev-parse", "HEAD"),
+        "code_sha256": code_fingerprint(),
         "git_dirty": None if (status := _git("status", "--porcelain")) is None else bool(status),
         "emulation": {
             var: os.environ.get(var) for var in ("TRITON_INTERPRET", "NUMBA_ENABLE_CUDASIM")
@@ -548,6 +550,17 @@ def _command_output(*command: str, cwd: Path | None = None) -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return done.stdout.strip() if done.returncode == 0 else None
+
+
+def code_fingerprint() -> str:
+    """SHA-256 over the package's source files (path and bytes, in path order): names the code
+    that ran even where the checkout has no ``.git`` or a stale one (a copied tree)."""
+    package = Path(masks.__file__).resolve().parent
+    digest = hashlib.sha256()
+    for path in sorted(p for p in package.rglob("*") if p.suffix in (".py", ".cu", ".json")):
+        digest.update(path.relative_to(package).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
 
 
 def _git(*args: str) -> str | None:

@@ -48,6 +48,7 @@ def test_cli_quick_writes_table_json_csv_and_png(tmp_path: Path) -> None:
     assert report["settings"]["l2_flush"] == "write"
     environment = report["environment"]
     assert environment["device_type"] == "cpu"
+    assert environment["code_sha256"] == compare.code_fingerprint()
     assert environment["command"].startswith("masks compare --quick")
     assert "torch" in environment["libraries"]
 
@@ -167,6 +168,23 @@ def test_device_time_of_a_known_sleep() -> None:
     assert measured.samples == 5
     assert 2000 <= measured.median_us < 100_000
     assert measured.p10_us <= measured.median_us <= measured.p90_us
+
+
+def test_code_fingerprint_names_the_package_source(tmp_path: Path, monkeypatch) -> None:
+    """The fingerprint covers every source file: a copy of the package gives the same one,
+    and an edit in the copy changes it."""
+    import shutil
+
+    import masks
+
+    copy = tmp_path / "masks"
+    shutil.copytree(Path(masks.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    original = compare.code_fingerprint()
+    assert len(original) == 64
+    monkeypatch.setattr(masks, "__file__", str(copy / "__init__.py"))
+    assert compare.code_fingerprint() == original
+    (copy / "backends" / "compact.cu").write_text("// edited\n")
+    assert compare.code_fingerprint() != original
 
 
 def test_device_time_accepts_only_the_known_l2_flushes() -> None:
