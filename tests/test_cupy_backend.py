@@ -64,20 +64,6 @@ def test_kernel_names_cover_both_load_paths() -> None:
     assert cupy_backend.VARIANTS == ("auto", "split", "fused")
 
 
-@pytest.mark.parametrize("num_reqs", [1, 4, 16, 256, 1024])
-@pytest.mark.parametrize("num_cols", [1, 255, 257, 40_003, 151_936, 262_144])
-def test_split_tiling_covers_every_segment_once(num_reqs: int, num_cols: int) -> None:
-    target = cupy_backend.SPLIT_TILES_PER_SM * 132
-    warps = cupy_backend.SPLIT_THREADS // 32
-    tiles_per_row, segs_per_unit = cupy_backend.split_tiling(num_reqs, num_cols, target, warps)
-    segments = -(-num_cols // 256)
-    assert segs_per_unit & (segs_per_unit - 1) == 0
-    assert 1 <= segs_per_unit <= cupy_backend.MAX_SEGS_PER_UNIT
-    assert (tiles_per_row - 1) * warps * segs_per_unit < segments
-    assert segments <= tiles_per_row * warps * segs_per_unit
-    assert segs_per_unit == 1 or num_reqs * tiles_per_row >= target
-
-
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the no-GPU behaviour")
 def test_without_a_gpu_cupy_is_unavailable_with_a_reason() -> None:
     for device in ("cpu", "cuda"):

@@ -19,7 +19,7 @@ import torch
 nb = pytest.importorskip("masks.backends.numba", reason="numba-cuda is not installed")
 from numba import cuda, types  # noqa: E402
 
-from masks.backends import scratch  # noqa: E402
+from masks.backends import scratch, tiling  # noqa: E402
 from masks.backends import torch as reference  # noqa: E402
 from masks.result import SamplingMask  # noqa: E402
 from masks.testing import assert_masks_equal, make_logits  # noqa: E402
@@ -89,7 +89,7 @@ def test_geometry_split_fills_the_gpu_and_fused_takes_many_rows() -> None:
     for num_reqs in (1, 16, 64):
         split = nb.geometry(num_reqs, vocab, "auto", sms)
         assert not split.fused
-        assert 1 <= split.segs_per_unit <= nb.MAX_SEGS_PER_UNIT
+        assert 1 <= split.segs_per_unit <= tiling.MAX_SEGS_PER_UNIT
         unit_cols = split.segs_per_unit * nb.SEGMENT
         units = split.tiles_per_row * warps
         assert units * unit_cols >= vocab > (units - warps) * unit_cols  # no empty tile

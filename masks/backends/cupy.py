@@ -48,6 +48,7 @@ import cupy
 import torch
 
 from masks.backends import scratch
+from masks.backends.tiling import split_tiling
 from masks.result import SamplingMask
 
 VARIANTS = ("auto", "split", "fused")
@@ -59,10 +60,9 @@ SPLIT_THREADS = 128
 FUSED_THREADS = 512
 """Threads of the fused kernel (one block per row)."""
 SPLIT_TILES_PER_SM = 2
-"""split: the largest unit (up to ``MAX_SEGS_PER_UNIT`` 256-column segments) leaving at least
+"""split: the longest unit (`masks.backends.tiling`) leaving at least
 this many tiles per SM (H200, V=151936 fp32, full rows: 2 gave 9.2/10.1/11.8 us at R=1/4/16,
 4 gave 9.2/9.7/12.3, 8 gave 9.1/9.8/13.6; benchmarks/tune_split.py)."""
-MAX_SEGS_PER_UNIT = 16
 FUSED_MIN_WAVES = 0.5
 """auto: fused once the rows fill this many waves of resident fused blocks (H200, R=256: fused
 74% of the copy ceiling against split 66% for fp32, 62% against 52% for bf16)."""
@@ -75,7 +75,6 @@ _TYPE_NAMES = {
 }
 _OPTIONS = ("-std=c++17",)
 _RESIDENT_THREADS = 1024  # per SM: the kernels ask for 64 registers a thread (min_blocks)
-_SEG_COLS = 256  # columns of a warp segment (kSegCols in compact.cu)
 
 
 def kernel_names(type_name: str) -> dict[str, str]:
@@ -86,20 +85,6 @@ def kernel_names(type_name: str) -> dict[str, str]:
         names[f"split:{key}"] = f"compact_split<{type_name}, {vec}, {SPLIT_THREADS}>"
         names[f"fused:{key}"] = f"compact_fused<{type_name}, {vec}, {FUSED_THREADS}>"
     return names
-
-
-def split_tiling(num_reqs: int, num_cols: int, target_tiles: int, warps: int) -> tuple[int, int]:
-    """``(tiles_per_row, segs_per_unit)`` of split (tiles of ``warps`` units): the longest unit
-    (a power of two, at most ``MAX_SEGS_PER_UNIT`` 256-column segments) that still leaves >=
-    ``target_tiles`` tiles."""
-    segments = -(-num_cols // _SEG_COLS)
-    segs_per_unit = 1
-    while (
-        segs_per_unit < MAX_SEGS_PER_UNIT
-        and num_reqs * -(-segments // (2 * segs_per_unit * warps)) >= target_tiles
-    ):
-        segs_per_unit *= 2
-    return -(-segments // (segs_per_unit * warps)), segs_per_unit
 
 
 def source() -> str:

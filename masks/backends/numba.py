@@ -97,6 +97,7 @@ import torch
 from numba import cuda, types
 
 from masks.backends import scratch as stream_scratch
+from masks.backends.tiling import SEGMENT, split_tiling
 from masks.result import SamplingMask
 
 VARIANTS = ("auto", "split", "fused")
@@ -120,11 +121,8 @@ def launch_constants(simulated: bool) -> tuple[int, int, int]:
 
 
 FUSED_THREADS, SPLIT_THREADS, LOADS = launch_constants(SIMULATED)
-SEGMENT = 256
-"""Columns of a warp segment (32 mask bytes, 8 columns per lane)."""
-MAX_SEGS_PER_UNIT = 16
 SPLIT_TILES_PER_SM = 2
-"""`split`: the longest unit (a power of two up to MAX_SEGS_PER_UNIT segments) that leaves at
+"""`split`: the longest unit (`masks.backends.tiling`) that leaves at
 least this many tiles per SM (H200, V=151936 fp32, dense rows: 2 gave 9.7/10.1/12.4 us at
 R=1/4/16, 4 gave 9.7/12.0/13.0, 8 gave 9.6/11.9/16.9; benchmarks/tune_split.py)."""
 FUSED_MIN_WAVES = 0.5
@@ -270,6 +268,19 @@ def _rank_range(
         _emit_ids(word, ranked + before, 8 * mine, width, ids, id_row)
         ranked += total
         b += 128
+
+
+@cuda.jit(device=True)
+def _warp_prefix(counts, warps, warp):
+    """Block call, after the barrier that published each warp's count in ``counts[:warps]``:
+    ``(before, total)``, the counts of the warps before ``warp`` and of all of them."""
+    before = 0
+    total = 0
+    for w in range(warps):
+        total += counts[w]
+        if w < warp:
+            before += counts[w]
+    return before, total
 
 
 @cuda.jit(device=True)
@@ -485,12 +496,7 @@ def _dtype_kernels(itemsize: int) -> dict:
         if lane == 0:
             shared[warp] = count
         cuda.syncthreads()  # also orders the mask stores before pass 2 reads them
-        before = 0
-        total = 0
-        for w in range(warps):
-            total += shared[w]
-            if w < warp:
-                before += shared[w]
+        before, total = _warp_prefix(shared, warps, warp)
         if tid == 0:
             counts[row] = total
         _fill_ids(ids, id_row + min(total, width), id_row + width, tid, threads)
@@ -554,12 +560,7 @@ def _dtype_kernels(itemsize: int) -> dict:
         if lane == 0:
             shared[warp] = count
         cuda.syncthreads()  # also orders the mask stores before the ranking reads them
-        before = 0
-        total = 0
-        for w in range(warps):
-            total += shared[w]
-            if w < warp:
-                before += shared[w]
+        before, total = _warp_prefix(shared, warps, warp)
         state = _array(state_pointer, 2 + num_tiles)  # here: nothing more live across pass 1
         if tid == 0:  # the flag is the count itself: no fence needed before it
             cuda.atomic.exch(state, 2 + ticket, types.int32(total + 1))
@@ -630,21 +631,6 @@ class Geometry:
     """`split`: segments of a warp's unit (``fused`` splits the row in the kernel)."""
 
 
-def split_tiling(num_reqs: int, vocab: int, sm_count: int) -> tuple[int, int]:
-    """``(tiles_per_row, segs_per_unit)``: the longest unit (a power of two, at most
-    MAX_SEGS_PER_UNIT segments) that still leaves SPLIT_TILES_PER_SM tiles per SM."""
-    warps = SPLIT_THREADS // 32
-    target = SPLIT_TILES_PER_SM * sm_count
-    segments = -(-vocab // SEGMENT)
-    segs_per_unit = 1
-    while (
-        segs_per_unit < MAX_SEGS_PER_UNIT
-        and num_reqs * -(-segments // (2 * segs_per_unit * warps)) >= target
-    ):
-        segs_per_unit *= 2
-    return -(-segments // (segs_per_unit * warps)), segs_per_unit
-
-
 def geometry(num_reqs: int, vocab: int, variant: str, sm_count: int) -> Geometry:
     """Pick the variant for ``auto`` and the ``split`` tiling by shape."""
     resident = sm_count * max(1, _RESIDENT_THREADS // FUSED_THREADS)
@@ -652,7 +638,8 @@ def geometry(num_reqs: int, vocab: int, variant: str, sm_count: int) -> Geometry
         variant == "auto" and num_reqs >= math.ceil(FUSED_MIN_WAVES * resident)
     ):
         return Geometry(True, 1, 0)
-    return Geometry(False, *split_tiling(num_reqs, vocab, sm_count))
+    target = SPLIT_TILES_PER_SM * sm_count
+    return Geometry(False, *split_tiling(num_reqs, vocab, target, SPLIT_THREADS // 32))
 
 
 # ---------------------------------------------------------------------------------------------

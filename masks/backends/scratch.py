@@ -37,10 +37,16 @@ class StreamScratch:
         (``try``/``finally``: the hot path of every split call, so no context object)."""
         self._lock.acquire()
         try:
-            buffer = self._buffer
-            if buffer is None or buffer.numel() < numel or _capturing(device):
-                buffer = self._new_buffer(numel, device)
-            return buffer
+            if _capturing(device):
+                # A graph gets a buffer of its own (from its private pool, alive as long as the
+                # graph), since it may be replayed on another stream while this one is in use.
+                return torch.zeros(numel, dtype=torch.int32, device=device)
+            if self._buffer is None or self._buffer.numel() < numel:
+                # The old buffer is freed to torch's allocator, which reuses it in this stream's
+                # order (it was allocated on this stream), so kernels still queued on it are safe.
+                size = numel if self._buffer is None else max(numel, 2 * self._buffer.numel())
+                self._buffer = torch.zeros(size, dtype=torch.int32, device=device)
+            return self._buffer
         except BaseException:  # e.g. out of memory: the stream's next call must not hang
             self._lock.release()
             raise
@@ -56,18 +62,6 @@ class StreamScratch:
             yield buffer
         finally:
             self.release()
-
-    def _new_buffer(self, numel: int, device: torch.device) -> torch.Tensor:
-        if _capturing(device):
-            # A graph gets a buffer of its own (from its private pool, alive as long as the
-            # graph), since it may be replayed on another stream while this one is in use.
-            return torch.zeros(numel, dtype=torch.int32, device=device)
-        # The old buffer is freed to torch's allocator, which reuses it in this stream's order
-        # (it was allocated on this stream), so kernels still queued on it are safe.
-        old = self._buffer
-        size = max(numel, 2 * old.numel()) if old is not None else numel
-        self._buffer = torch.zeros(size, dtype=torch.int32, device=device)
-        return self._buffer
 
 
 def _capturing(device: torch.device) -> bool:
