@@ -110,6 +110,15 @@ __device__ __forceinline__ void emit_ids(unsigned bits, unsigned rank, long long
   }
 }
 
+// Warp call: slots rank .. rank + 1023 (< width) get columns col .. col + 1023, one coalesced
+// store per lane and 32 slots (full rows would otherwise cost 32 scattered stores per lane).
+__device__ __forceinline__ void fill_consecutive(int* row_ids, unsigned rank, long long col,
+                                                 unsigned width) {
+  for (unsigned i = threadIdx.x & 31u; i < 1024u && rank + i < width; i += 32u) {
+    row_ids[rank + i] = static_cast<int>(col + i);
+  }
+}
+
 template <int kThreads>
 __device__ __forceinline__ void fill_ids(int* row_ids, long long begin, long long end) {
   for (long long j = begin + threadIdx.x; j < end; j += kThreads) row_ids[j] = -1;
@@ -214,9 +223,11 @@ __device__ __forceinline__ unsigned mask_word(const unsigned char* row_mask, lon
 // (begin a multiple of 4), the first of them having rank `ranked`, into slots < width. Work is
 // proportional to words + set bits: per step of 128 bytes each lane takes one 32-bit word, a
 // shuffle scan of the word popcounts gives its rank, and only set bits are visited (at most 32
-// ids per lane and step). The words of four steps are loaded before the first is ranked, so a
-// warp's range costs few dependent load round trips (at one wave of rows this pass is the
-// kernel's tail). Stops once ranks reach W.
+// ids per lane and step); a step whose 32 words are all full (no masked column: sampling
+// without truncation) writes its 1024 consecutive columns with coalesced stores instead. The
+// words of four steps are loaded before the first is ranked, so a warp's range costs few
+// dependent load round trips (at one wave of rows this pass is the kernel's tail). Stops once
+// ranks reach W.
 __device__ __forceinline__ void rank_mask(const unsigned char* row_mask, long long begin,
                                           long long end, unsigned ranked, unsigned width,
                                           int* row_ids) {
@@ -239,9 +250,14 @@ __device__ __forceinline__ void rank_mask(const unsigned char* row_mask, long lo
         const unsigned v = __shfl_up_sync(kFullMask, inclusive, d);
         if (lane >= static_cast<unsigned>(d)) inclusive += v;
       }
-      emit_ids(words[k], ranked + inclusive - count, (b + 128 * k + 4 * lane) * 8, width,
-               row_ids);
-      ranked += __shfl_sync(kFullMask, inclusive, 31);
+      const unsigned step_count = __shfl_sync(kFullMask, inclusive, 31);
+      if (step_count == 32u * 32u) {  // every word full: consecutive columns, coalesced stores
+        fill_consecutive(row_ids, ranked, (b + 128 * k) * 8, width);
+      } else {
+        emit_ids(words[k], ranked + inclusive - count, (b + 128 * k + 4 * lane) * 8, width,
+                 row_ids);
+      }
+      ranked += step_count;
     }
   }
 }

@@ -14,7 +14,8 @@ Design (the one every GPU backend of masks follows):
   are combined once. Pass 2 ranks from the mask the warp just wrote (1/32 of the fp32 bytes,
   L2-hot): a lane per 32-bit word, a shuffle scan of the word popcounts, then only the set bits
   are visited, and a warp stops as soon as its ranks reach W, so ranking costs words + kept ids,
-  not columns.
+  not columns. A step of 32 full words (1024 kept columns in a row: no truncation) is written as
+  consecutive ids with coalesced stores.
 * ``split`` (few rows; R=1 must fill the GPU): a *unit* is ``segs_per_unit`` segments of a row,
   one per warp; a tile (block) is ``SPLIT_THREADS / 32`` units; one launch. A block takes a
   ticket from an atomic counter and works on that tile, runs pass 1, publishes the tile's kept
@@ -62,7 +63,7 @@ FUSED_THREADS = 512
 SPLIT_TILES_PER_SM = 2
 """split: the longest unit (`masks.backends.tiling`) leaving at least
 this many tiles per SM (H200, V=151936 fp32, full rows: 2 gave 9.2/10.1/11.8 us at R=1/4/16,
-4 gave 9.2/9.7/12.3, 8 gave 9.1/9.8/13.6; benchmarks/tune_split.py)."""
+4 gave 9.2/9.7/12.3, 8 gave 9.1/9.8/13.6; benchmarks/tune.py)."""
 FUSED_MIN_WAVES = 0.5
 """auto: fused once the rows fill this many waves of resident fused blocks (H200, R=256: fused
 74% of the copy ceiling against split 66% for fp32, 62% against 52% for bf16)."""

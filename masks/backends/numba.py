@@ -5,13 +5,15 @@ Kernels (the layout of masks/backends/compact.cu, whose design notes are in cupy
     a segment (columns 8l..8l+7), so a mask store is one coalesced byte per lane. Each warp
     owns a contiguous range of segments (``fused``: 1/warps of the row; ``split``: a *unit* of
     ``segs_per_unit`` segments) and works in two passes:
-    1. Stream the range in groups of LOADS / itemsize segments whose LOADS 8-byte loads per
-       lane (128 bytes by default) are all issued before any is tested: a row that is
-       contiguous with an 8-byte aligned start and stride is read through a uint64 view of the
-       same address (``itemsize`` loads per 8 elements: 4 for fp32, 2 for bf16/fp16, 8 for
-       fp64). The rest (the row's end, units shorter than a group, strided rows) goes one
-       segment at a time, the next segment's loads issued before the current one is tested,
-       with wide loads where the lane's 8 columns are in a wide row and scalar strided loads
+    1. Stream the range in groups of LOADS / itemsize segments whose LOADS 8-byte words per
+       lane (128 bytes by default) are all loaded before any is tested: a row that is
+       contiguous with a 16-byte aligned start and stride is read through a uint64 view of the
+       same address, two words per 16-byte streaming load (`load_pair_streaming`, numba's
+       missing vector load; ``itemsize / 2`` loads per 8 elements: 2 for fp32, 1 for
+       bf16/fp16, 4 for fp64). The rest (the row's end, units shorter than a group, strided
+       rows) goes one segment at a time, the next segment's loads issued before the current
+       one is tested,
+       with 16-byte loads where the lane's 8 columns are in a wide row and scalar strided loads
        otherwise (any strides, 64-bit offsets) packed into the same words. Elements are tested
        on their bit patterns (kept = finite = exponent field not all ones, on the 32-bit word
        that holds the exponent), the lane stores its byte and adds its ``popc``. No vote, no
@@ -94,7 +96,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
+from llvmlite import ir
 from numba import cuda, types
+from numba.cuda.extending import intrinsic
 
 from masks.backends import scratch as stream_scratch
 from masks.backends.tiling import SEGMENT, split_tiling
@@ -106,10 +110,10 @@ SIMULATED = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
 
 
 def launch_constants(simulated: bool) -> tuple[int, int, int]:
-    """``(FUSED_THREADS, SPLIT_THREADS, LOADS)``: block sizes and 8-byte loads per lane in flight.
+    """``(FUSED_THREADS, SPLIT_THREADS, LOADS)``: block sizes and 8-byte words per lane in flight.
 
     GPU: 512 threads per fused block, 128 per split tile (the CuPy kernels' tuning on the
-    H200) and 16 loads (128 bytes per lane), overridable for tuning sweeps with
+    H200) and 16 words (128 bytes per lane), overridable for tuning sweeps with
     ``MASKS_NUMBA_LAUNCH="FUSED,SPLIT,LOADS"`` (read once at import; powers of two).
     Simulator: two warps per block (so the cross-warp paths run), since every simulated
     thread is a Python thread (~0.2 ms per element: keep inputs small).
@@ -124,7 +128,7 @@ FUSED_THREADS, SPLIT_THREADS, LOADS = launch_constants(SIMULATED)
 SPLIT_TILES_PER_SM = 2
 """`split`: the longest unit (`masks.backends.tiling`) that leaves at
 least this many tiles per SM (H200, V=151936 fp32, dense rows: 2 gave 9.7/10.1/12.4 us at
-R=1/4/16, 4 gave 9.7/12.0/13.0, 8 gave 9.6/11.9/16.9; benchmarks/tune_split.py)."""
+R=1/4/16, 4 gave 9.7/12.0/13.0, 8 gave 9.6/11.9/16.9; benchmarks/tune.py)."""
 FUSED_MIN_WAVES = 0.5
 """`auto` runs `fused` once the rows fill this many waves of resident fused blocks."""
 _RESIDENT_THREADS = 1024
@@ -204,6 +208,44 @@ def warp_scan_shared(value, lane, scratch):
 warp_scan = warp_scan_shared if SIMULATED else warp_scan_shuffle
 
 
+@intrinsic
+def load_pair_streaming(typingctx, words, index):
+    """``(words[index], words[index + 1])`` by one 16-byte streaming load
+    (``ld.global.cs.v2.u64``; ``words`` a uint64 pointer or 1-D array, ``index`` even from a
+    16-byte aligned start).
+
+    numba has no 128-bit load: 8-byte loads of a lane's 32 fp32 bytes touched every sector
+    twice as often as CUDA C's 16-byte vectors. The evict-first hint is CUDA C's ``__ldcs``.
+    """
+    pair = types.UniTuple(types.uint64, 2)
+
+    def codegen(context, builder, signature, args):
+        pointer, offset = args
+        if isinstance(words, types.Array):  # the kernels pass pointers; the GPU test arrays
+            pointer = context.make_array(words)(context, builder, pointer).data
+        address = builder.gep(pointer, [offset])
+        word = ir.IntType(64)
+        load = ir.InlineAsm(
+            ir.FunctionType(ir.LiteralStructType([word, word]), [address.type]),
+            "ld.global.cs.v2.u64 {$0, $1}, [$2];",
+            "=l,=l,l",
+        )
+        loaded = builder.call(load, [address])
+        halves = [builder.extract_value(loaded, i) for i in range(2)]
+        return context.make_tuple(builder, pair, halves)
+
+    return pair(words, index), codegen
+
+
+@cuda.jit(device=True)
+def load_pair_plain(words, index):
+    """Simulator-safe `load_pair_streaming`: two plain loads (tested equal on the GPU)."""
+    return words[index], words[index + 1]
+
+
+load_pair = load_pair_plain if SIMULATED else load_pair_streaming
+
+
 @cuda.jit(device=True)
 def _is_inactive(num_sampled, has_num_sampled, num_sampled_stride, row):
     return has_num_sampled != 0 and num_sampled[row * num_sampled_stride] <= 0
@@ -248,14 +290,24 @@ def _emit_ids(word, rank, col, width, ids, id_row):
 
 
 @cuda.jit(device=True)
+def _fill_consecutive(rank, col, width, ids, id_row, lane):
+    """Warp call: slots ``rank .. rank + 1023`` (< width) get columns ``col .. col + 1023``, one
+    coalesced store per lane and 32 slots (full words would cost 32 scattered stores a lane)."""
+    for i in range(lane, 32 * 32, 32):
+        if rank + i < width:
+            ids[id_row + rank + i] = col + i
+
+
+@cuda.jit(device=True)
 def _rank_range(
     mask, mask_words, aligned, mask_row, begin, end, ranked, limit, ids, id_row, width, lane, scan
 ):  # fmt: skip
     """Warp call: ids of the kept columns of bytes ``[begin, end)`` of the row's mask.
 
     ``begin`` is a multiple of 4; ``ranked`` = kept columns of the row before ``begin``. Each
-    round a lane takes one 32-bit word (128 bytes per round), `warp_scan` ranks the words, and
-    the rounds stop once ``ranked`` reaches ``limit`` (min of W and the range's last rank + 1).
+    round a lane takes one 32-bit word (128 bytes per round), `warp_scan` ranks the words (a
+    round of 32 full words writes consecutive ids instead), and the rounds stop once ``ranked``
+    reaches ``limit`` (min of W and the range's last rank + 1).
     """
     b = begin
     while b < end and ranked < limit:
@@ -265,7 +317,10 @@ def _rank_range(
             word = _mask_word(mask, mask_words, aligned, mask_row, mine, end)
         count = cuda.popc(word)
         before, total = warp_scan(count, lane, scan)
-        _emit_ids(word, ranked + before, 8 * mine, width, ids, id_row)
+        if total == 32 * 32:  # every word full (warp-uniform): consecutive columns
+            _fill_consecutive(ranked, 8 * b, width, ids, id_row, lane)
+        else:
+            _emit_ids(word, ranked + before, 8 * mine, width, ids, id_row)
         ranked += total
         b += 128
 
@@ -379,6 +434,13 @@ def _dtype_kernels(itemsize: int) -> dict:
     exponent_shift = np.uint64(32 if itemsize == 8 else 0)  # to the 32-bit word holding it
 
     @cuda.jit(device=True)
+    def load_words(logits64, first, q, at):
+        """``q[at:at + itemsize]`` = the ``itemsize`` words of 8 elements from word ``first``
+        (even: the row is 16-byte aligned), as ``itemsize // 2`` 16-byte loads."""
+        for i in range(0, itemsize, 2):
+            q[at + i], q[at + i + 1] = load_pair(logits64, first + i)
+
+    @cuda.jit(device=True)
     def load_segment(logits, logits64, wide, row_offset, col_stride, vocab, exponent, col, q, at):
         """``q[at:at + itemsize]``: the words of columns ``col .. col + 7`` of the row.
 
@@ -386,9 +448,7 @@ def _dtype_kernels(itemsize: int) -> dict:
         row reads as ``exponent``: not kept).
         """
         if wide != 0 and col + 8 <= vocab:
-            first = (row_offset + col) * itemsize >> 3
-            for i in range(itemsize):
-                q[at + i] = logits64[first + i]
+            load_words(logits64, (row_offset + col) * itemsize >> 3, q, at)
             return
         for i in range(itemsize):
             q[at + i] = 0
@@ -443,8 +503,7 @@ def _dtype_kernels(itemsize: int) -> dict:
                 first = (row_offset + seg * SEGMENT + 8 * lane) * itemsize >> 3
                 mask_at = mask_row + 32 * seg + lane
                 for u in range(unroll):
-                    for i in range(itemsize):
-                        q[u * itemsize + i] = logits64[first + u * segment_words + i]
+                    load_words(logits64, first + u * segment_words, q, u * itemsize)
                 for u in range(unroll):
                     kept += store_byte(q, u * itemsize, exponent32, mask, mask_at + 32 * u)
                 seg += unroll
@@ -682,12 +741,12 @@ def compact(
 
 
 def _wide_layout(logits: torch.Tensor) -> bool:
-    """Rows contiguous with an 8-byte aligned stride: read through the uint64 view when the
-    start is 8-byte aligned too."""
+    """Rows contiguous with a 16-byte aligned stride: read by 16-byte loads when the start is
+    16-byte aligned too."""
     num_reqs, _ = logits.shape
     row_stride, col_stride = logits.stride()
     row_bytes = row_stride * logits.element_size() if num_reqs > 1 else 0
-    return col_stride == 1 and row_bytes % 8 == 0
+    return col_stride == 1 and row_bytes % 16 == 0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -797,7 +856,7 @@ class _Plan:
             out.packed_mask.data_ptr(),
         )
         aligned = int(self.num_bytes % 4 == 0 and mask % 4 == 0)
-        wide = int(self.wide_layout and address % 8 == 0)
+        wide = int(self.wide_layout and address % 16 == 0)
         head = (address, address, *self.head, wide, counts_ptr, *self.counts)
         if self.variant == "fused":
             _core_launch(
@@ -872,7 +931,7 @@ def _compact_simulated(logits, num_sampled_tokens, out, variant) -> None:
     itemsize, exponent = _FLOATS[logits.dtype]
     elements = _flat(logits.view(_TORCH_INTS[itemsize])).view(_NUMPY_UINTS[itemsize])
     words = elements.view(np.uint8)[: elements.nbytes // 8 * 8].view(np.uint64)
-    wide = int(_wide_layout(logits) and logits.data_ptr() % 8 == 0)
+    wide = int(_wide_layout(logits) and logits.data_ptr() % 16 == 0)
     num_reqs, vocab = logits.shape
     if num_sampled_tokens is None:
         counts_in = (np.zeros(1, dtype=np.int32), 0, 0)

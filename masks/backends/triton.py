@@ -9,10 +9,10 @@ row. That scan dominates the instruction count, and one program per row leaves m
 idle when there are few rows (R=1 uses one SM).
 
 The other variants split the work into two passes. Pass 1 streams the logits: a block of
-``32 * NW`` columns is loaded as an ``[NW, 32]`` tile (16-byte vector loads), the finiteness
-bits are summed (disjoint bits: an exact OR, combined inside a warp by shuffles) into ``NW``
-int32 words, which are stored as the mask (one int32 store per word when mask rows are 4-byte
-aligned, else four byte stores) and popcounted. Pass 2 ranks from the *mask words* (1/32 of
+``8 * NB`` columns is loaded as an ``[NB, 8]`` tile (16-byte vector loads), and the finiteness
+bits of each tile row are summed (disjoint bits: an exact OR) into one mask byte, inside one
+thread for 16-bit dtypes and across two for fp32, stored (coalesced byte stores, as the CUDA C
+kernels' lanes do) and popcounted. Pass 2 ranks from the *mask words* it re-reads (1/32 of
 the fp32 bytes, 1/16 of bf16, L2-hot) with work proportional to words and kept ids, not to
 columns: the word counts are prefix-summed, then every word gives up its lowest set bit per
 step (column = ``32 * word + trailing zeros``, slot = word prefix + step) for as many steps as
@@ -25,7 +25,7 @@ stops once ``min(count, W)`` ids are written. (The element-level alternative, a 
   the H200. Each program takes a ticket (an atomic counter) and works on that tile, not on its
   program id: pass 1 for the chunk, then it publishes its kept count as a flag and sums the flags
   of the row's earlier chunks (a decoupled look-back; a chunk other than the last stops once the
-  prefix reaches ``W``), then pass 2 from the words still in registers. Every tile it waits for
+  prefix reaches ``W``), then pass 2 from the mask words it wrote. Every tile it waits for
   was taken by a program that started before it, so the wait ends without assuming that the
   programs are co-resident or start in any order. The row's last chunk writes ``counts[r]`` and
   all of the row's ``-1`` padding. Ticket, counters and flags live in the stream's zeroed scratch
@@ -98,6 +98,8 @@ _SPLIT_COLUMNS_PER_WARP = 256
 _FUSED_BLOCK_BYTES = 32768
 """Logit bytes a `fused` program loads per loop iteration."""
 _FUSED_NUM_WARPS = 8
+"""(H200, R=256/1024, V=151936: 16 warps, or 65536 bytes per iteration, were slower at every
+shape, up to 1.3x; benchmarks/tune.py, results/h200-2026-11-30-s4)"""
 _FUSED_RANK_WORDS = 512
 """Mask words a `fused` program ranks per step of its second pass (32 columns each)."""
 _ROWWISE_BLOCK = 8192
@@ -168,47 +170,37 @@ def _load_bits(
     active,
     INT: tl.constexpr,
     EXP: tl.constexpr,
-    NW: tl.constexpr,
+    NB: tl.constexpr,
 ):
-    """Raw bit patterns of columns [start, start + 32 * NW) as an [NW, 32] tile.
+    """Raw bit patterns of columns [start, start + 8 * NB) as an [NB, 8] tile (row = mask byte).
 
     Columns past the row and inactive rows read nothing (they load as EXP: not kept). The mask
     is uniform over runs of 16 columns when vocab_size is divisible by 16, so loads vectorise.
     """
-    cols = start + tl.arange(0, NW)[:, None] * 32 + tl.arange(0, 32)[None, :]
+    cols = start + tl.arange(0, NB)[:, None] * 8 + tl.arange(0, 8)[None, :]
     pointers = logits_ptr.to(tl.pointer_type(INT)) + row_offset + cols.to(tl.int64) * col_stride
     return tl.load(pointers, mask=cols < tl.where(active, vocab_size, 0), other=EXP)
 
 
 @triton.jit
-def _pack_words(bits, EXP: tl.constexpr):
-    """[NW, 32] bit patterns -> NW int32 finiteness words (bit b = column b of the word).
+def _pack_bytes(bits, EXP: tl.constexpr):
+    """[NB, 8] bit patterns -> NB finiteness bytes as int32 (bit b = column b of the byte).
 
-    The bits are disjoint, so the sum is the OR (exact in any width); the 32 columns of a word
-    are combined inside a warp (in-thread adds and shuffles, no block barrier).
+    A byte's 8 columns are 16 bytes of bf16/fp16 (one thread's vector load: no shuffle, and
+    the bytes are stored from that layout) or 32 of fp32 (two threads: one shuffle, then a
+    layout conversion, a barrier pair, before the stores). The bits are disjoint, so the sum is
+    the OR. The previous [NW, 32] word tiles took 2-3 shuffle rounds per word and a barrier
+    pair per loop iteration for every dtype (sm_90 PTX of `fused`, triton 3.9).
     """
     kept = ((bits & EXP) != EXP).to(tl.int32)
-    return tl.sum(kept << tl.arange(0, 32)[None, :], 1)
+    return tl.sum(kept << tl.arange(0, 8)[None, :], 1)
 
 
 @triton.jit
-def _store_mask_words(
-    mask_row_ptr, start, words, vocab_size, NW: tl.constexpr, WORDS: tl.constexpr
-):
-    """Write the mask of columns [start, start + 32 * NW) from their NW words.
-
-    WORDS (mask rows 4-byte aligned): one int32 store per word; else four byte stores per word.
-    """
-    if WORDS:
-        index = start // 32 + tl.arange(0, NW)
-        tl.store(
-            mask_row_ptr.to(tl.pointer_type(tl.int32)) + index, words, mask=index * 32 < vocab_size
-        )
-    else:
-        byte = tl.arange(0, 4)[None, :]
-        index = start // 8 + tl.arange(0, NW)[:, None] * 4 + byte
-        values = ((words[:, None] >> (byte * 8)) & 0xFF).to(tl.uint8)
-        tl.store(mask_row_ptr + index, values, mask=index < tl.cdiv(vocab_size, 8))
+def _store_mask_bytes(mask_row_ptr, start, values, vocab_size, NB: tl.constexpr):
+    """Write the mask bytes of columns [start, start + 8 * NB) (byte stores: any alignment)."""
+    index = start // 8 + tl.arange(0, NB)
+    tl.store(mask_row_ptr + index, values.to(tl.uint8), mask=index < tl.cdiv(vocab_size, 8))
 
 
 @triton.jit
@@ -235,11 +227,15 @@ def _rank_words(ids_row_ptr, words, base, start, width, NW: tl.constexpr):
 
     Work is per word and per set bit, not per column: the word counts are prefix-summed, then
     every word gives up its lowest set bit per step (column = 32 * word + trailing zeros) for as
-    many steps as the fullest word has bits. A block without kept ids costs one reduction.
+    many steps as the fullest word has bits. A block without kept ids costs one reduction, a
+    block of full words (no truncation) one coalesced store of consecutive columns.
     """
     word_counts = _popcount(words)
     total = tl.sum(word_counts, 0)
-    if (total > 0) & (base < width):
+    if (total == 32 * NW) & (base < width):  # every word full: consecutive columns, coalesced
+        offsets = tl.arange(0, 32 * NW)
+        tl.store(ids_row_ptr + base + offsets, start + offsets, mask=base + offsets < width)
+    elif (total > 0) & (base < width):
         slot = base + tl.cumsum(word_counts, 0) - word_counts
         cols = start + tl.arange(0, NW) * 32
         rest = words
@@ -284,26 +280,30 @@ def _split_pass1(
     INT: tl.constexpr,
     EXP: tl.constexpr,
     CHUNK: tl.constexpr,
-    WORDS: tl.constexpr,
 ):
     """Pass 1 of one split tile (columns [start, start + CHUNK) of `row`): write the tile's mask
-    and return ``(words, count)``, its CHUNK // 32 mask words and its kept count."""
+    bytes and return its kept count."""
     active = _is_active(num_sampled_ptr, num_sampled_stride, row)
     bits = _load_bits(
-        logits_ptr, row * row_stride, col_stride, start, vocab_size, active, INT, EXP, CHUNK // 32
+        logits_ptr, row * row_stride, col_stride, start, vocab_size, active, INT, EXP, CHUNK // 8
     )
-    words = _pack_words(bits, EXP)
-    _store_mask_words(mask_row, start, words, vocab_size, CHUNK // 32, WORDS)
-    return words, tl.sum(_popcount(words), 0)
+    values = _pack_bytes(bits, EXP)
+    _store_mask_bytes(mask_row, start, values, vocab_size, CHUNK // 8)
+    return tl.sum(_popcount(values), 0)
 
 
 @triton.jit
-def _split_pass2(ids_row, words, prefix, count, start, width, CHUNK: tl.constexpr):
+def _split_pass2(
+    ids_row, mask_row, prefix, count, start, vocab_size, width, CHUNK: tl.constexpr,
+    WORDS: tl.constexpr,
+):  # fmt: skip
     """Pass 2 of one split tile: its `count` kept ids to slots prefix + rank (< width), ranked
-    from `words`, the tile's mask words, still in registers since pass 1. Nothing is written when
-    the prefix already fills the row or the tile keeps nothing.
+    from the tile's mask words, re-read (L1/L2-hot) after the barrier that follows pass 1's
+    stores. Nothing is read or written when the prefix already fills the row or the tile keeps
+    nothing.
     """
     if (prefix < width) & (count > 0):
+        words = _load_mask_words(mask_row, start, vocab_size, CHUNK // 32, WORDS)
         _rank_words(ids_row, words, prefix, start, width, CHUNK // 32)
 
 
@@ -342,9 +342,9 @@ def _split_kernel(
     chunk = tile % num_chunks
     start = chunk * CHUNK
     mask_row = mask_ptr + row * tl.cdiv(vocab_size, 8)
-    words, own = _split_pass1(
+    own = _split_pass1(
         logits_ptr, row_stride, col_stride, num_sampled_ptr, num_sampled_stride, mask_row, row,
-        start, vocab_size, INT, EXP, CHUNK, WORDS,
+        start, vocab_size, INT, EXP, CHUNK,
     )  # fmt: skip
     # The flag carries the count itself and no program reads another's mask or ids, so the
     # publication needs no ordering (relaxed: no fence waits for this tile's mask stores).
@@ -369,7 +369,8 @@ def _split_kernel(
         prefix += tl.sum(seen - 1, 0)
         first += TILES_BLOCK
     # Every thread's flag reads precede the done count (whose acq_rel orders this program's
-    # publication before it); the program completing the count resets the state to zero.
+    # publication before it), and pass 1's mask stores precede pass 2's reads of them; the
+    # program completing the count resets the state to zero.
     tl.debug_barrier()
     done = tl.atomic_add(state_ptr + 1, 1)
     if done == num_tiles - 1:
@@ -381,7 +382,7 @@ def _split_kernel(
     ids_row = ids_ptr + row * width
     if last:  # only the last chunk knows the total: it writes the count and all the padding
         _finish_row(ids_row, counts_ptr, row, prefix + own, width, PAD)
-    _split_pass2(ids_row, words, prefix, own, start, width, CHUNK)
+    _split_pass2(ids_row, mask_row, prefix, own, start, vocab_size, width, CHUNK, WORDS)
 
 
 @triton.jit(do_not_specialize=["num_sampled_stride", "width"])
@@ -415,12 +416,12 @@ def _fused_kernel(
     row_offset = row * row_stride
     mask_row = mask_ptr + row * tl.cdiv(vocab_size, 8)
     ids_row = ids_ptr + row * width
-    word_counts = tl.zeros((BLOCK // 32,), tl.int32)
+    byte_counts = tl.zeros((BLOCK // 8,), tl.int32)
     bits = _load_bits(
-        logits_ptr, row_offset, col_stride, 0, vocab_size, active, INT, EXP, BLOCK // 32
+        logits_ptr, row_offset, col_stride, 0, vocab_size, active, INT, EXP, BLOCK // 8
     )
     for start in range(0, vocab_size, BLOCK):
-        words = _pack_words(bits, EXP)
+        values = _pack_bytes(bits, EXP)
         bits = _load_bits(  # the next block's loads are in flight while this one is stored
             logits_ptr,
             row_offset,
@@ -430,11 +431,11 @@ def _fused_kernel(
             active,
             INT,
             EXP,
-            BLOCK // 32,
+            BLOCK // 8,
         )
-        _store_mask_words(mask_row, start, words, vocab_size, BLOCK // 32, WORDS)
-        word_counts += _popcount(words)
-    count = tl.sum(word_counts, 0)
+        _store_mask_bytes(mask_row, start, values, vocab_size, BLOCK // 8)
+        byte_counts += _popcount(values)
+    count = tl.sum(byte_counts, 0)
     _finish_row(ids_row, counts_ptr, row, count, width, PAD)
     tl.debug_barrier()
     last = tl.minimum(count, width)

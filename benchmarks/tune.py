@@ -1,0 +1,116 @@
+"""Sweep the tuning knobs of the GPU backends' variants around their committed defaults.
+
+Each knob is a shape/device choice, never a different kernel: ``split``'s tile size (the tiles
+it aims to give every SM) at few rows (R = 1, 4, 16), and Triton ``fused``'s warps and bytes
+per loop iteration at many rows (R = 256, 1024; one program per row, so its warps are all the
+memory-level parallelism an SM gets). Timed with the harness's method
+(`masks.timing.device_time`: L2 flush, spin, CUDA events, medians) on V=151936 logits with
+sparse, dense and full supports, so the committed defaults can be checked against their
+neighbours on the machine at hand. Gated: every call is compared with the reference first.
+
+Run (CUDA): ``python benchmarks/tune.py --out tune.json [--sweeps split,fused]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import importlib
+import itertools
+import json
+
+import torch
+
+from masks import SamplingMask, available_backends, compact_sampling_mask, timing
+from masks.testing import assert_masks_equal, make_logits, reference
+
+# (backend, variant): (module, {knob: values}, the cache emptied when a knob changes)
+KNOBS = {
+    ("cupy", "split"): ("masks.backends.cupy", {"SPLIT_TILES_PER_SM": (2, 4, 8)}, "_kernels"),
+    ("triton", "split"): ("masks.backends.triton", {"_SPLIT_TILES_PER_SM": (1, 2, 4)}, "_compiled"),
+    ("numba", "split"): ("masks.backends.numba", {"SPLIT_TILES_PER_SM": (2, 4, 8)}, "_plans"),
+    ("triton", "fused"): (
+        "masks.backends.triton",
+        {"_FUSED_NUM_WARPS": (8, 16), "_FUSED_BLOCK_BYTES": (32768, 65536)},
+        "_compiled",
+    ),
+}
+SHAPES = {  # variant: (row counts, dtypes)
+    "split": ((1, 4, 16), (torch.float32,)),
+    "fused": ((256, 1024), (torch.float32, torch.bfloat16)),
+}
+SUPPORTS = {"sparse": 50, "dense": 2048, "full": "full"}
+VOCAB = 151_936
+WIDTH = 2048
+REPS = 200
+
+
+def sweep(backend: str, variant: str) -> list[dict]:
+    """``backend:variant`` at every combination of its knobs' values, every shape."""
+    device = torch.device("cuda", torch.cuda.current_device())
+    module_name, knobs, cache = KNOBS[(backend, variant)]
+    module = importlib.import_module(module_name)
+    defaults = {knob: getattr(module, knob) for knob in knobs}
+    row_counts, dtypes = SHAPES[variant]
+    cases = {
+        (num_reqs, dtype, support): make_logits(
+            num_reqs, VOCAB, kept, dtype, seed=num_reqs, device=device
+        )
+        for num_reqs in row_counts
+        for dtype in dtypes
+        for support, kept in SUPPORTS.items()
+    }
+    rows = []
+    try:
+        for values in itertools.product(*knobs.values()):
+            setting = dict(zip(knobs, values, strict=True))
+            for knob, value in setting.items():
+                setattr(module, knob, value)
+            getattr(module, cache).clear()
+            is_default = setting == defaults
+            label = " ".join(f"{k}={v}" for k, v in setting.items()) + ("*" if is_default else "")
+            for (num_reqs, dtype, support), logits in cases.items():
+                out = SamplingMask.empty(num_reqs, VOCAB, WIDTH, device=device)
+                call = functools.partial(
+                    compact_sampling_mask, logits, None, WIDTH, f"{backend}:{variant}", out=out
+                )
+                call()
+                assert_masks_equal(out, reference(logits.cpu(), None, WIDTH))
+                measured = timing.device_time(call, device, REPS)
+                rows.append(
+                    {"backend": backend, "variant": variant, **setting, "default": is_default,
+                     "num_reqs": num_reqs, "dtype": str(dtype)[6:], "support": support,
+                     "us": measured.median_us}
+                )  # fmt: skip
+                print(
+                    f"{backend}:{variant} {label} R={num_reqs} {str(dtype)[6:]} {support:6s} "
+                    f"{measured.median_us:6.1f} us",
+                    flush=True,
+                )
+    finally:
+        for knob, value in defaults.items():
+            setattr(module, knob, value)
+        getattr(module, cache).clear()
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=None)
+    parser.add_argument("--sweeps", default="split,fused", help="variants to sweep")
+    args = parser.parse_args()
+    wanted = args.sweeps.split(",")
+    runnable = available_backends("cuda")
+    sweeps = [(b, v) for b, v in KNOBS if v in wanted and b in runnable]
+    rows = [row for backend, variant in sweeps for row in sweep(backend, variant)]
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(
+                {"device": torch.cuda.get_device_name(), "vocab": VOCAB, "width": WIDTH,
+                 "l2_flush": timing.L2_FLUSHES[0], "rows": rows},
+                f, indent=2,
+            )  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
