@@ -1,10 +1,10 @@
 """Sweep the tuning knobs of the GPU backends' variants around their committed defaults.
 
 Each knob is a shape/device choice, never a different kernel: ``split``'s tile size (the tiles
-it aims to give every SM) at few rows (R = 1, 4, 16), and Triton ``fused``'s warps and bytes
-per loop iteration at many rows (R = 256, 1024; one program per row, so its warps are all the
-memory-level parallelism an SM gets). Timed with the harness's method
-(`masks.timing.device_time`: L2 flush, spin, CUDA events, medians) on V=151936 logits with
+it aims to give every SM) at few rows (R = 1, 4, 16), and Triton ``fused``'s logit bytes per
+pass-1 iteration and mask words per pass-2 step at many rows (R = 256, 1024). Timed with the
+harness's method (`masks.timing.device_time`: L2 flush, spin, CUDA events, medians) on
+V=151936 logits with
 sparse, dense and full supports, so the committed defaults can be checked against their
 neighbours on the machine at hand. Gated: every call is compared with the reference first.
 
@@ -31,7 +31,7 @@ KNOBS = {
     ("numba", "split"): ("masks.backends.numba", {"SPLIT_TILES_PER_SM": (2, 4, 8)}, "_plans"),
     ("triton", "fused"): (
         "masks.backends.triton",
-        {"_FUSED_NUM_WARPS": (8, 16), "_FUSED_BLOCK_BYTES": (32768, 65536)},
+        {"_FUSED_BLOCK_BYTES": (16384, 32768), "_FUSED_RANK_WORDS": (512, 2048)},
         "_compiled",
     ),
 }

@@ -133,6 +133,8 @@ FUSED_MIN_WAVES = 0.5
 """`auto` runs `fused` once the rows fill this many waves of resident fused blocks."""
 _RESIDENT_THREADS = 1024
 """Per SM: every kernel is compiled for 1024 / threads resident blocks (64 registers)."""
+RANK_ROUNDS = 4
+"""Pass 2: rounds of mask words (128 bytes each) a warp loads before ranking the first."""
 SCAN_SLOTS = 32 if SIMULATED else 0
 """Shared words per warp of `warp_scan` (only `warp_scan_shared` uses them)."""
 
@@ -307,22 +309,29 @@ def _rank_range(
     ``begin`` is a multiple of 4; ``ranked`` = kept columns of the row before ``begin``. Each
     round a lane takes one 32-bit word (128 bytes per round), `warp_scan` ranks the words (a
     round of 32 full words writes consecutive ids instead), and the rounds stop once ``ranked``
-    reaches ``limit`` (min of W and the range's last rank + 1).
+    reaches ``limit`` (min of W and the range's last rank + 1). The words of RANK_ROUNDS rounds
+    are loaded before the first is ranked: at one wave of rows this pass is the kernel's tail,
+    and a warp's range of sparse rows took one dependent L2 round trip per round (CUDA C
+    batches the same way).
     """
+    words = cuda.local.array(RANK_ROUNDS, types.uint32)
     b = begin
     while b < end and ranked < limit:
-        mine = b + 4 * lane
-        word = types.uint32(0)
-        if mine < end:
-            word = _mask_word(mask, mask_words, aligned, mask_row, mine, end)
-        count = cuda.popc(word)
-        before, total = warp_scan(count, lane, scan)
-        if total == 32 * 32:  # every word full (warp-uniform): consecutive columns
-            _fill_consecutive(ranked, 8 * b, width, ids, id_row, lane)
-        else:
-            _emit_ids(word, ranked + before, 8 * mine, width, ids, id_row)
-        ranked += total
-        b += 128
+        for k in range(RANK_ROUNDS):
+            mine = b + 128 * k + 4 * lane
+            words[k] = 0
+            if mine < end:
+                words[k] = _mask_word(mask, mask_words, aligned, mask_row, mine, end)
+        for k in range(RANK_ROUNDS):
+            if ranked < limit:  # warp-uniform
+                mine = b + 128 * k + 4 * lane
+                before, total = warp_scan(cuda.popc(words[k]), lane, scan)
+                if total == 32 * 32:  # every word full (warp-uniform): consecutive columns
+                    _fill_consecutive(ranked, 8 * (b + 128 * k), width, ids, id_row, lane)
+                else:
+                    _emit_ids(words[k], ranked + before, 8 * mine, width, ids, id_row)
+                ranked += total
+        b += 128 * RANK_ROUNDS
 
 
 @cuda.jit(device=True)
