@@ -1,8 +1,9 @@
 """Sweep the tuning knobs of the GPU backends' variants around their committed defaults.
 
 Each knob is a shape/device choice, never a different kernel: ``split``'s tile size (the tiles
-it aims to give every SM) at few rows (R = 1, 4, 16), and Triton ``fused``'s logit bytes per
-pass-1 iteration and mask words per pass-2 step at many rows (R = 256, 1024). Timed with the
+it aims to give every SM) at few rows (R = 1, 4, 16), and Triton ``fused``'s mask unit of
+pass 1 (bytes or words, by element size) and mask words per pass-2 step at many rows
+(R = 256, 512, 1024). Timed with the
 harness's method (`masks.timing.device_time`: L2 flush, spin, CUDA events, medians) on
 V=151936 logits with
 sparse, dense and full supports, so the committed defaults can be checked against their
@@ -31,13 +32,16 @@ KNOBS = {
     ("numba", "split"): ("masks.backends.numba", {"SPLIT_TILES_PER_SM": (2, 4, 8)}, "_plans"),
     ("triton", "fused"): (
         "masks.backends.triton",
-        {"_FUSED_BLOCK_BYTES": (16384, 32768), "_FUSED_RANK_WORDS": (512, 2048)},
+        {
+            "_FUSED_UNIT_COLUMNS": ({2: 8, 4: 32, 8: 32}, {2: 8, 4: 8, 8: 32}),
+            "_FUSED_RANK_WORDS": (512, 2048),
+        },
         "_compiled",
     ),
 }
 SHAPES = {  # variant: (row counts, dtypes)
     "split": ((1, 4, 16), (torch.float32,)),
-    "fused": ((256, 1024), (torch.float32, torch.bfloat16)),
+    "fused": ((256, 512, 1024), (torch.float32, torch.bfloat16)),
 }
 SUPPORTS = {"sparse": 50, "dense": 2048, "full": "full"}
 VOCAB = 151_936

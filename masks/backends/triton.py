@@ -9,10 +9,11 @@ row. That scan dominates the instruction count, and one program per row leaves m
 idle when there are few rows (R=1 uses one SM).
 
 The other variants split the work into two passes. Pass 1 streams the logits: a block of
-``8 * NB`` columns is loaded as an ``[NB, 8]`` tile (16-byte vector loads), and the finiteness
-bits of each tile row are summed (disjoint bits: an exact OR) into one mask byte, inside one
-thread for 16-bit dtypes and across two for fp32, stored (coalesced byte stores, as the CUDA C
-kernels' lanes do) and popcounted. Pass 2 ranks from the *mask words* it re-reads (1/32 of
+columns is loaded as an ``[N, UNIT]`` tile (16-byte vector loads) whose rows are mask units,
+32-column words (combined inside a warp by shuffles) or, in ``fused`` for 16-bit dtypes,
+8-column bytes (one thread's vector each: no shuffle, and no barrier in the loop); the
+finiteness bits of a row are summed (disjoint bits: an exact OR), stored as the mask and
+popcounted. Pass 2 ranks from the *mask words* (1/32 of
 the fp32 bytes, 1/16 of bf16, L2-hot) with work proportional to words and kept ids, not to
 columns: the word counts are prefix-summed, then every word gives up its lowest set bit per
 step (column = ``32 * word + trailing zeros``, slot = word prefix + step) for as many steps as
@@ -25,7 +26,7 @@ stops once ``min(count, W)`` ids are written. (The element-level alternative, a 
   the H200. Each program takes a ticket (an atomic counter) and works on that tile, not on its
   program id: pass 1 for the chunk, then it publishes its kept count as a flag and sums the flags
   of the row's earlier chunks (a decoupled look-back; a chunk other than the last stops once the
-  prefix reaches ``W``), then pass 2 from the mask words it wrote. Every tile it waits for
+  prefix reaches ``W``), then pass 2 from the words still in registers. Every tile it waits for
   was taken by a program that started before it, so the wait ends without assuming that the
   programs are co-resident or start in any order. The row's last chunk writes ``counts[r]`` and
   all of the row's ``-1`` padding. Ticket, counters and flags live in the stream's zeroed scratch
@@ -101,12 +102,21 @@ _FUSED_NUM_WARPS = 8
 """(H200, R=256/1024, V=151936: 16 warps, or 65536 bytes per iteration, were slower at every
 shape, up to 1.3x; benchmarks/tune.py, results/h200-2026-11-30-s4)"""
 _FUSED_RANK_WORDS = 512
+_FUSED_UNIT_COLUMNS = {2: 8, 4: 32, 8: 32}
+"""Columns per mask unit of `fused`'s pass 1 by element size: bytes for 16-bit dtypes (a
+thread's 16-byte vector, no shuffle or barrier in the loop: bf16 6-13% faster at R=256..1024 on
+the H200), words otherwise (fp32 bytes need a shuffle and a barrier pair per iteration too,
+and were 1-2% slower at R=256 and 1024 in run 1 of results/h200-2026-11-30-s4)."""
 """Mask words a `fused` program ranks per step of its second pass (32 columns each)."""
 _ROWWISE_BLOCK = 8192
 """Upstream's BLOCK_SIZE."""
 _ROWWISE_NUM_WARPS = 4
 """Triton's default, which upstream launches with."""
 _PAD_BLOCK = 1024
+_FILL_BLOCK: tl.constexpr = tl.constexpr(512)
+"""Consecutive ids stored per step for full mask words: a small tile, since a 32 * NW one took
+`fused` from 64 to 102 registers and 1024 to 80 (fp32, sm_90, triton 3.9), halving its
+resident programs."""
 _TILES_BLOCK = 256
 """Flags a `split` tile reads per step of its look-back."""
 
@@ -170,37 +180,55 @@ def _load_bits(
     active,
     INT: tl.constexpr,
     EXP: tl.constexpr,
-    NB: tl.constexpr,
+    N: tl.constexpr,
+    UNIT: tl.constexpr,
 ):
-    """Raw bit patterns of columns [start, start + 8 * NB) as an [NB, 8] tile (row = mask byte).
+    """Raw bit patterns of columns [start, start + N * UNIT) as an [N, UNIT] tile: one row per
+    mask unit (a word of 32 columns, or a byte of 8).
 
     Columns past the row and inactive rows read nothing (they load as EXP: not kept). The mask
     is uniform over runs of 16 columns when vocab_size is divisible by 16, so loads vectorise.
     """
-    cols = start + tl.arange(0, NB)[:, None] * 8 + tl.arange(0, 8)[None, :]
+    cols = start + tl.arange(0, N)[:, None] * UNIT + tl.arange(0, UNIT)[None, :]
     pointers = logits_ptr.to(tl.pointer_type(INT)) + row_offset + cols.to(tl.int64) * col_stride
     return tl.load(pointers, mask=cols < tl.where(active, vocab_size, 0), other=EXP)
 
 
 @triton.jit
-def _pack_bytes(bits, EXP: tl.constexpr):
-    """[NB, 8] bit patterns -> NB finiteness bytes as int32 (bit b = column b of the byte).
+def _pack_units(bits, EXP: tl.constexpr, UNIT: tl.constexpr):
+    """[N, UNIT] bit patterns -> N int32 finiteness units (bit b = column b of the unit).
 
-    A byte's 8 columns are 16 bytes of bf16/fp16 (one thread's vector load: no shuffle, and
-    the bytes are stored from that layout) or 32 of fp32 (two threads: one shuffle, then a
-    layout conversion, a barrier pair, before the stores). The bits are disjoint, so the sum is
-    the OR. The previous [NW, 32] word tiles took 2-3 shuffle rounds per word and a barrier
-    pair per loop iteration for every dtype (sm_90 PTX of `fused`, triton 3.9).
+    The bits are disjoint, so the sum is the OR (exact in any width). A word's 32 columns span
+    several threads of a warp (shuffles, no block barrier); a byte's 8 columns of a 16-bit
+    dtype are one thread's 16-byte vector (no shuffle).
     """
     kept = ((bits & EXP) != EXP).to(tl.int32)
-    return tl.sum(kept << tl.arange(0, 8)[None, :], 1)
+    return tl.sum(kept << tl.arange(0, UNIT)[None, :], 1)
 
 
 @triton.jit
-def _store_mask_bytes(mask_row_ptr, start, values, vocab_size, NB: tl.constexpr):
-    """Write the mask bytes of columns [start, start + 8 * NB) (byte stores: any alignment)."""
-    index = start // 8 + tl.arange(0, NB)
-    tl.store(mask_row_ptr + index, values.to(tl.uint8), mask=index < tl.cdiv(vocab_size, 8))
+def _store_mask_units(
+    mask_row_ptr, start, units, vocab_size, N: tl.constexpr, UNIT: tl.constexpr,
+    WORDS: tl.constexpr,
+):  # fmt: skip
+    """Write the mask of columns [start, start + N * UNIT) from its N units.
+
+    Bytes: one byte store each (coalesced, any alignment). Words: one int32 store each when mask
+    rows are 4-byte aligned (WORDS), else four byte stores.
+    """
+    if UNIT == 8:
+        index = start // 8 + tl.arange(0, N)
+        tl.store(mask_row_ptr + index, units.to(tl.uint8), mask=index < tl.cdiv(vocab_size, 8))
+    elif WORDS:
+        index = start // 32 + tl.arange(0, N)
+        tl.store(
+            mask_row_ptr.to(tl.pointer_type(tl.int32)) + index, units, mask=index * 32 < vocab_size
+        )
+    else:
+        byte = tl.arange(0, 4)[None, :]
+        index = start // 8 + tl.arange(0, N)[:, None] * 4 + byte
+        values = ((units[:, None] >> (byte * 8)) & 0xFF).to(tl.uint8)
+        tl.store(mask_row_ptr + index, values, mask=index < tl.cdiv(vocab_size, 8))
 
 
 @triton.jit
@@ -233,8 +261,10 @@ def _rank_words(ids_row_ptr, words, base, start, width, NW: tl.constexpr):
     word_counts = _popcount(words)
     total = tl.sum(word_counts, 0)
     if (total == 32 * NW) & (base < width):  # every word full: consecutive columns, coalesced
-        offsets = tl.arange(0, 32 * NW)
-        tl.store(ids_row_ptr + base + offsets, start + offsets, mask=base + offsets < width)
+        filled = tl.minimum(32 * NW, width - base)
+        for first in range(0, filled, _FILL_BLOCK):  # a small tile: few registers
+            offsets = first + tl.arange(0, _FILL_BLOCK)
+            tl.store(ids_row_ptr + base + offsets, start + offsets, mask=offsets < filled)
     elif (total > 0) & (base < width):
         slot = base + tl.cumsum(word_counts, 0) - word_counts
         cols = start + tl.arange(0, NW) * 32
@@ -280,30 +310,27 @@ def _split_pass1(
     INT: tl.constexpr,
     EXP: tl.constexpr,
     CHUNK: tl.constexpr,
+    WORDS: tl.constexpr,
 ):
     """Pass 1 of one split tile (columns [start, start + CHUNK) of `row`): write the tile's mask
-    bytes and return its kept count."""
+    and return ``(words, count)``, its CHUNK // 32 mask words and its kept count."""
     active = _is_active(num_sampled_ptr, num_sampled_stride, row)
     bits = _load_bits(
-        logits_ptr, row * row_stride, col_stride, start, vocab_size, active, INT, EXP, CHUNK // 8
-    )
-    values = _pack_bytes(bits, EXP)
-    _store_mask_bytes(mask_row, start, values, vocab_size, CHUNK // 8)
-    return tl.sum(_popcount(values), 0)
+        logits_ptr, row * row_stride, col_stride, start, vocab_size, active, INT, EXP,
+        CHUNK // 32, 32,
+    )  # fmt: skip
+    words = _pack_units(bits, EXP, 32)
+    _store_mask_units(mask_row, start, words, vocab_size, CHUNK // 32, 32, WORDS)
+    return words, tl.sum(_popcount(words), 0)
 
 
 @triton.jit
-def _split_pass2(
-    ids_row, mask_row, prefix, count, start, vocab_size, width, CHUNK: tl.constexpr,
-    WORDS: tl.constexpr,
-):  # fmt: skip
+def _split_pass2(ids_row, words, prefix, count, start, width, CHUNK: tl.constexpr):
     """Pass 2 of one split tile: its `count` kept ids to slots prefix + rank (< width), ranked
-    from the tile's mask words, re-read (L1/L2-hot) after the barrier that follows pass 1's
-    stores. Nothing is read or written when the prefix already fills the row or the tile keeps
-    nothing.
+    from `words`, the tile's mask words, still in registers since pass 1. Nothing is written when
+    the prefix already fills the row or the tile keeps nothing.
     """
     if (prefix < width) & (count > 0):
-        words = _load_mask_words(mask_row, start, vocab_size, CHUNK // 32, WORDS)
         _rank_words(ids_row, words, prefix, start, width, CHUNK // 32)
 
 
@@ -342,9 +369,9 @@ def _split_kernel(
     chunk = tile % num_chunks
     start = chunk * CHUNK
     mask_row = mask_ptr + row * tl.cdiv(vocab_size, 8)
-    own = _split_pass1(
+    words, own = _split_pass1(
         logits_ptr, row_stride, col_stride, num_sampled_ptr, num_sampled_stride, mask_row, row,
-        start, vocab_size, INT, EXP, CHUNK,
+        start, vocab_size, INT, EXP, CHUNK, WORDS,
     )  # fmt: skip
     # The flag carries the count itself and no program reads another's mask or ids, so the
     # publication needs no ordering (relaxed: no fence waits for this tile's mask stores).
@@ -369,8 +396,7 @@ def _split_kernel(
         prefix += tl.sum(seen - 1, 0)
         first += TILES_BLOCK
     # Every thread's flag reads precede the done count (whose acq_rel orders this program's
-    # publication before it), and pass 1's mask stores precede pass 2's reads of them; the
-    # program completing the count resets the state to zero.
+    # publication before it); the program completing the count resets the state to zero.
     tl.debug_barrier()
     done = tl.atomic_add(state_ptr + 1, 1)
     if done == num_tiles - 1:
@@ -382,7 +408,7 @@ def _split_kernel(
     ids_row = ids_ptr + row * width
     if last:  # only the last chunk knows the total: it writes the count and all the padding
         _finish_row(ids_row, counts_ptr, row, prefix + own, width, PAD)
-    _split_pass2(ids_row, mask_row, prefix, own, start, vocab_size, width, CHUNK, WORDS)
+    _split_pass2(ids_row, words, prefix, own, start, width, CHUNK)
 
 
 @triton.jit(do_not_specialize=["num_sampled_stride", "width"])
@@ -403,6 +429,7 @@ def _fused_kernel(
     RANK_WORDS: tl.constexpr,
     PAD: tl.constexpr,
     WORDS: tl.constexpr,
+    UNIT: tl.constexpr,
 ):
     """One program per row, one launch, two passes.
 
@@ -416,12 +443,12 @@ def _fused_kernel(
     row_offset = row * row_stride
     mask_row = mask_ptr + row * tl.cdiv(vocab_size, 8)
     ids_row = ids_ptr + row * width
-    byte_counts = tl.zeros((BLOCK // 8,), tl.int32)
+    unit_counts = tl.zeros((BLOCK // UNIT,), tl.int32)
     bits = _load_bits(
-        logits_ptr, row_offset, col_stride, 0, vocab_size, active, INT, EXP, BLOCK // 8
+        logits_ptr, row_offset, col_stride, 0, vocab_size, active, INT, EXP, BLOCK // UNIT, UNIT
     )
     for start in range(0, vocab_size, BLOCK):
-        values = _pack_bytes(bits, EXP)
+        units = _pack_units(bits, EXP, UNIT)
         bits = _load_bits(  # the next block's loads are in flight while this one is stored
             logits_ptr,
             row_offset,
@@ -431,11 +458,12 @@ def _fused_kernel(
             active,
             INT,
             EXP,
-            BLOCK // 8,
+            BLOCK // UNIT,
+            UNIT,
         )
-        _store_mask_bytes(mask_row, start, values, vocab_size, BLOCK // 8)
-        byte_counts += _popcount(values)
-    count = tl.sum(byte_counts, 0)
+        _store_mask_units(mask_row, start, units, vocab_size, BLOCK // UNIT, UNIT, WORDS)
+        unit_counts += _popcount(units)
+    count = tl.sum(unit_counts, 0)
     _finish_row(ids_row, counts_ptr, row, count, width, PAD)
     tl.debug_barrier()
     last = tl.minimum(count, width)
@@ -640,7 +668,8 @@ def compact(
             (logits, row_stride, col_stride, num_sampled_tokens, num_sampled_stride,
              out.token_ids, out.counts, mask, vocab_size, width),
             {"INT": int_type, "EXP": exponent, "BLOCK": _FUSED_BLOCK_BYTES // itemsize,
-             "RANK_WORDS": _FUSED_RANK_WORDS, "PAD": _PAD_BLOCK, "WORDS": words}, call_key,
+             "RANK_WORDS": _FUSED_RANK_WORDS, "PAD": _PAD_BLOCK, "WORDS": words,
+             "UNIT": _FUSED_UNIT_COLUMNS[itemsize]}, call_key,
         )  # fmt: skip
     elif variant == "rowwise":  # upstream's launch: one program per row, default 4 warps
         _launch(
