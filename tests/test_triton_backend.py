@@ -2,6 +2,7 @@
 
 The kernels' results are covered by the conformance suite; these tests pin down what it does not
 reach: the `auto` choice and split configuration, zero strides, strided num_sampled_tokens,
+full rows longer than a rank step,
 concurrent first calls, and `split`'s protocol (its scratch left zero, consecutive calls of
 changing shapes, early stops and multi-block look-backs). They run on CUDA, or on the CPU under
 ``TRITON_INTERPRET=1``.
@@ -116,6 +117,21 @@ def test_mask_words_and_bytes(variant, offset):
     assert (buffer[:offset] == 0xAB).all() and (
         buffer[offset + out.packed_mask.numel() :] == 0xAB
     ).all()
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("width", [2_048, 20_000])
+def test_full_rows_write_consecutive_ids(variant, dtype, width):
+    """Rows with no masked column rank through the full-word path (steps of consecutive ids,
+    cut at W mid-step for W=20000) in `fused` too, whose rank step spans 16384 columns, more
+    than the conformance suite's emulated vocabulary; bf16 and fp32 take different pass-1
+    mask units in `fused`."""
+    logits = make_logits(3, 33_000, "full", dtype, seed=8, device=DEVICE)
+    logits[1, 16_390] = float("-inf")  # one masked column in the second step of row 1
+    expected = reference(logits.cpu(), None, width)
+    got = compact_sampling_mask(logits, None, width, backend=f"triton:{variant}")
+    assert_masks_equal(got, expected)
 
 
 def _split_state() -> torch.Tensor:
