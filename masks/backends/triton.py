@@ -99,15 +99,16 @@ _SPLIT_COLUMNS_PER_WARP = 256
 _FUSED_BLOCK_BYTES = 32768
 """Logit bytes a `fused` program loads per loop iteration."""
 _FUSED_NUM_WARPS = 8
-"""(H200, R=256/1024, V=151936: 16 warps, or 65536 bytes per iteration, were slower at every
-shape, up to 1.3x; benchmarks/tune.py, results/h200-2026-11-30-s4)"""
+"""(H200, R=256/1024, V=151936: 16 warps were 3-9% slower on sparse and dense rows, 65536 bytes
+per iteration 7-33%; benchmarks/tune.py, results/h200-2026-11-30-s4 run 1)"""
 _FUSED_RANK_WORDS = 512
+"""Mask words a `fused` program ranks per step of its second pass (32 columns each); 2048 won
+on some shapes and lost up to 18% on others (results/h200-2026-11-30-s4 run 3)."""
 _FUSED_UNIT_COLUMNS = {2: 8, 4: 32, 8: 32}
 """Columns per mask unit of `fused`'s pass 1 by element size: bytes for 16-bit dtypes (a
-thread's 16-byte vector, no shuffle or barrier in the loop: bf16 6-13% faster at R=256..1024 on
-the H200), words otherwise (fp32 bytes need a shuffle and a barrier pair per iteration too,
-and were 1-2% slower at R=256 and 1024 in run 1 of results/h200-2026-11-30-s4)."""
-"""Mask words a `fused` program ranks per step of its second pass (32 columns each)."""
+thread's 16-byte vector, no shuffle or barrier in the loop: bf16 sparse and dense rows 5-14%
+faster at R=256 and 1024 on the H200), words otherwise (fp32 bytes still need a shuffle and a
+barrier pair per iteration, and were within 1% of words). results/h200-2026-11-30-s4 runs 1, 3."""
 _ROWWISE_BLOCK = 8192
 """Upstream's BLOCK_SIZE."""
 _ROWWISE_NUM_WARPS = 4
