@@ -25,18 +25,24 @@ import torch
 from masks import SamplingMask, available_backends, compact_sampling_mask, timing
 from masks.testing import assert_masks_equal, make_logits, reference
 
-# (backend, variant): (module, {knob: values}, the cache emptied when a knob changes)
+# (backend, variant): (module, {knob: values}, the caches emptied when a knob changes: dicts,
+# or functools caches of functions that read a knob)
+_TRITON_CACHES = ("_compiled", "_split_config")
 KNOBS = {
-    ("cupy", "split"): ("masks.backends.cupy", {"SPLIT_TILES_PER_SM": (2, 4, 8)}, "_kernels"),
-    ("triton", "split"): ("masks.backends.triton", {"_SPLIT_TILES_PER_SM": (1, 2, 4)}, "_compiled"),
-    ("numba", "split"): ("masks.backends.numba", {"SPLIT_TILES_PER_SM": (2, 4, 8)}, "_plans"),
+    ("cupy", "split"): ("masks.backends.cupy", {"SPLIT_TILES_PER_SM": (2, 4, 8)}, ("_kernels",)),
+    ("triton", "split"): (
+        "masks.backends.triton",
+        {"_SPLIT_TILES_PER_SM": (1, 2, 4)},
+        _TRITON_CACHES,
+    ),
+    ("numba", "split"): ("masks.backends.numba", {"SPLIT_TILES_PER_SM": (2, 4, 8)}, ("_plans",)),
     ("triton", "fused"): (
         "masks.backends.triton",
         {
             "_FUSED_UNIT_COLUMNS": ({2: 8, 4: 32, 8: 32}, {2: 8, 4: 8, 8: 32}),
             "_FUSED_RANK_WORDS": (512, 2048),
         },
-        "_compiled",
+        _TRITON_CACHES,
     ),
 }
 SHAPES = {  # variant: (row counts, dtypes)
@@ -49,10 +55,16 @@ WIDTH = 2048
 REPS = 200
 
 
+def _clear(module, caches: tuple[str, ...]) -> None:
+    for name in caches:
+        cache = getattr(module, name)
+        getattr(cache, "cache_clear", getattr(cache, "clear", None))()
+
+
 def sweep(backend: str, variant: str) -> list[dict]:
     """``backend:variant`` at every combination of its knobs' values, every shape."""
     device = torch.device("cuda", torch.cuda.current_device())
-    module_name, knobs, cache = KNOBS[(backend, variant)]
+    module_name, knobs, caches = KNOBS[(backend, variant)]
     module = importlib.import_module(module_name)
     defaults = {knob: getattr(module, knob) for knob in knobs}
     row_counts, dtypes = SHAPES[variant]
@@ -70,7 +82,7 @@ def sweep(backend: str, variant: str) -> list[dict]:
             setting = dict(zip(knobs, values, strict=True))
             for knob, value in setting.items():
                 setattr(module, knob, value)
-            getattr(module, cache).clear()
+            _clear(module, caches)
             is_default = setting == defaults
             label = " ".join(f"{k}={v}" for k, v in setting.items()) + ("*" if is_default else "")
             for (num_reqs, dtype, support), logits in cases.items():
@@ -94,7 +106,7 @@ def sweep(backend: str, variant: str) -> list[dict]:
     finally:
         for knob, value in defaults.items():
             setattr(module, knob, value)
-        getattr(module, cache).clear()
+        _clear(module, caches)
     return rows
 
 

@@ -19,14 +19,16 @@ Kernels (the layout of masks/backends/compact.cu, whose design notes are in cupy
        that holds the exponent), the lane stores its byte and adds its ``popc``. No vote, no
        shuffle, no barrier: the previous kernels gave each lane one element per 32 columns and
        built mask words with a warp ballot, too few bytes in flight and too many instructions
-       per byte (12-40% of the H200's copy bandwidth at R >= 256; this design: 45-91%, and
-       80-91% at R = 1024 fp32, benchmarks/results/h200-2026-11-30-s2).
+       per byte (12-40% of the H200's copy bandwidth at R >= 256; this design: 56-98%, and
+       90-93% at R = 1024 fp32, benchmarks/results/h200-2026-11-30-s4).
     2. Once the counts are combined (``fused``: one barrier; ``split``: one barrier and the
        look-back below), the warp ranks its range from the mask it has written (1/32 of the
        fp32 bytes, cache-hot): each lane takes one 32-bit mask word (one load when mask rows
-       are 4-byte aligned, bytes otherwise), `warp_scan` gives the exclusive prefix of the word
-       popcounts, the lane writes the ids of its set bits (only set bits are visited) to
-       slots < W, and the warp stops once its ranks reach W or its last kept id.
+       are 4-byte aligned, bytes otherwise; RANK_ROUNDS rounds of words loaded before the
+       first is ranked), `warp_scan` gives the exclusive prefix of the word popcounts, the
+       lane writes the ids of its set bits (only set bits are visited; a round of 32 full
+       words writes consecutive ids with coalesced stores) to slots < W, and the warp stops
+       once its ranks reach W or its last kept id.
     ``fused`` runs one block of FUSED_THREADS per row. ``split`` (few rows: R = 1 must fill
     the GPU) runs tiles of SPLIT_THREADS / 32 units, grid = rows x tiles (`split_tiling`), in
     one launch, not two: at R = 1..16 a second launch cost ~1-2 us of device time and ~6 us of
@@ -241,7 +243,10 @@ def load_pair_streaming(typingctx, words, index):
 
 @cuda.jit(device=True)
 def load_pair_plain(words, index):
-    """Simulator-safe `load_pair_streaming`: two plain loads (tested equal on the GPU)."""
+    """Simulator-safe `load_pair_streaming`: two plain loads (tested equal on the GPU). The
+    assertion (checked by the simulator, compiled out on the GPU) keeps the simulated kernels
+    to the 16-byte alignment the GPU load needs."""
+    assert index % 2 == 0, "a 16-byte load at an odd word"
     return words[index], words[index + 1]
 
 

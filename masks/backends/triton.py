@@ -33,8 +33,9 @@ stops once ``min(count, W)`` ids are written. (The element-level alternative, a 
   (`masks.backends.scratch`): the last program to finish reading flags resets them, so no call
   pays a memset and CUDA-graph replays find them zero.
 * ``"fused"`` (many rows): one program per row, one launch. Pass 1 loops over the row with no
-  block-wide reduction or scan inside the loop (word counts accumulate per thread and are
-  reduced once after it); a barrier makes the mask stores visible to the whole block; pass 2
+  block-wide reduction or scan inside the loop (unit counts, of bytes for 16-bit dtypes and of
+  words otherwise, accumulate per thread and are reduced once after it); a barrier makes the
+  mask stores visible to the whole block; pass 2
   loops over the row's mask words while fewer than ``min(count, W)`` ids are written.
 * ``"auto"`` (default): ``fused`` once ``R >= _FUSED_MIN_ROWS_PER_SM * num_SMs``, else ``split``.
 
@@ -83,7 +84,8 @@ _BITS = {
 }
 
 # --- tuning knobs: shape/device choices only, never a different kernel. Launches are cached per
-# shape (`_compiled`): a tuning script that changes a knob must clear that cache. -------------
+# shape (`_compiled`) and split configurations per shape (`_split_config`'s lru_cache): a tuning
+# script that changes a knob must clear both (benchmarks/tune.py does). ---------------------
 _CPU_SM_COUNT = 8
 """Stand-in SM count for CPU tensors (the interpreter), so `auto` exercises both designs."""
 _FUSED_MIN_ROWS_PER_SM = 1.0
@@ -444,8 +446,9 @@ def _fused_kernel(
 ):
     """One program per row, one launch, two passes.
 
-    Pass 1 streams the logits, one block ahead: mask words written, word counts accumulated per
-    thread, no block-wide reduction inside the loop. After one reduction (the row count) and a
+    Pass 1 streams the logits, one block ahead: mask units (UNIT columns: bytes or words)
+    written, their counts accumulated per thread, no block-wide reduction inside the loop.
+    After one reduction (the row count) and a
     barrier (pass 1's mask stores become visible to the whole block), pass 2 ranks from the words,
     L2-hot and 1/32 of the fp32 bytes, until every kept id below `width` is written.
     """
