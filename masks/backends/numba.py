@@ -63,8 +63,9 @@ Dispatch (host cost is most of the time at R = 1, so it is designed, not default
     few ``data_ptr()`` reads and one ``cuda.core.launch`` - the same primitive numba's
     ``_Kernel.launch`` ends in, without its per-argument Python loop. Python ints travel as
     intptr-sized parameters, which is why every scalar parameter is int64.
-    ``split``'s state is the stream's zeroed scratch, held (`StreamScratch.hold`) until the
-    launch is queued; a CUDA graph being captured gets a zeroed buffer of its own.
+    ``split``'s state is the stream's zeroed scratch, held (`StreamScratch.acquire`, then
+    ``release``) until the launch is queued; a CUDA graph being captured gets a zeroed buffer
+    of its own.
     Compiling needs no GPU: tests/test_numba_backend.py compiles every signature to sm_90 PTX.
 
 Simulator (NUMBA_ENABLE_CUDASIM=1, for CI without a GPU)
@@ -300,9 +301,8 @@ def _emit_ids(word, rank, col, width, ids, id_row):
 def _fill_consecutive(rank, col, width, ids, id_row, lane):
     """Warp call: slots ``rank .. rank + 1023`` (< width) get columns ``col .. col + 1023``, one
     coalesced store per lane and 32 slots (full words would cost 32 scattered stores a lane)."""
-    for i in range(lane, 32 * 32, 32):
-        if rank + i < width:
-            ids[id_row + rank + i] = col + i
+    for i in range(lane, min(32 * 32, width - rank), 32):
+        ids[id_row + rank + i] = col + i
 
 
 @cuda.jit(device=True)
