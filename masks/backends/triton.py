@@ -483,9 +483,11 @@ def _fused_kernel(
     last = tl.minimum(count, width)
     base = tl.zeros((), tl.int32)
     start = tl.zeros((), tl.int32)
+    words = _load_mask_words(mask_row, start, vocab_size, RANK_WORDS, WORDS)
     while base < last:
-        words = _load_mask_words(mask_row, start, vocab_size, RANK_WORDS, WORDS)
-        base = _rank_words(ids_row, words, base, start, width, RANK_WORDS)
+        ranked = words  # the next step's words load while these are ranked
+        words = _load_mask_words(mask_row, start + RANK_WORDS * 32, vocab_size, RANK_WORDS, WORDS)
+        base = _rank_words(ids_row, ranked, base, start, width, RANK_WORDS)
         start += RANK_WORDS * 32
 
 
