@@ -342,15 +342,19 @@ def _rank_range(
 
 
 @cuda.jit(device=True)
-def _warp_prefix(counts, warps, warp):
+def _warp_prefix(counts, warps, warp, lane, scan):
     """Block call, after the barrier that published each warp's count in ``counts[:warps]``:
-    ``(before, total)``, the counts of the warps before ``warp`` and of all of them."""
-    before = 0
-    total = 0
-    for w in range(warps):
-        total += counts[w]
-        if w < warp:
-            before += counts[w]
+    ``(before, total)``, the counts of the warps before ``warp`` and of all of them.
+
+    Lane l reads warp l's count (warps <= 32) and two warp scans add them up in 32 bits: a loop
+    over the warps in every thread (numba's int64 arithmetic) was 8% of ``fused``'s stall
+    samples at R=256 on the H200 (CUDA C: one shared load and two warp reductions).
+    """
+    other = types.int32(0)
+    if lane < warps:
+        other = counts[lane]
+    total = warp_scan(other, lane, scan)[1]
+    before = warp_scan(other if lane < warp else types.int32(0), lane, scan)[1]
     return before, total
 
 
@@ -603,7 +607,7 @@ def _dtype_kernels(itemsize: int) -> dict:
         if lane == 0:
             shared[warp] = count
         cuda.syncthreads()  # also orders the mask stores before pass 2 reads them
-        before, total = _warp_prefix(shared, warps, warp)
+        before, total = _warp_prefix(shared, warps, warp, lane, scan)
         if tid == 0:
             counts[row] = total
         _fill_ids(ids, id_row + min(total, width), id_row + width, tid, threads)
@@ -667,7 +671,7 @@ def _dtype_kernels(itemsize: int) -> dict:
         if lane == 0:
             shared[warp] = count
         cuda.syncthreads()  # also orders the mask stores before the ranking reads them
-        before, total = _warp_prefix(shared, warps, warp)
+        before, total = _warp_prefix(shared, warps, warp, lane, scan)
         state = _array(state_pointer, 2 + num_tiles)  # here: nothing more live across pass 1
         if tid == 0:  # the flag is the count itself: no fence needed before it
             cuda.atomic.exch(state, 2 + ticket, types.int32(total + 1))
