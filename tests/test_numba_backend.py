@@ -371,29 +371,29 @@ def test_every_signature_compiles_for_sm90(itemsize: int) -> None:
             if name == "split":  # flags are read by atomics in a loop, never by plain loads
                 assert _atomic_spin_loops(ptx), "split: no flag loop of atomics"
             blocks = re.split(r"\n\$L__BB\w*:|\bbra\b", ptx)  # basic blocks
-            assert max(block.count("ld.global.cs.v4.u32") for block in blocks) >= group, name
+            assert max(block.count("ld.global.cs.v2.u64") for block in blocks) >= group, name
         assert set(nb._signatures(itemsize, count_type)) == {"fused", "split"}
 
 
-def _quad_kernel(words, streaming, out):
-    """``out[4i:4i + 4]`` = words ``4i .. 4i + 3`` loaded by one of the two 16-byte loads."""
-    i = 4 * (cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x)
+def _pair_kernel(words, streaming, out):
+    """``out[2i], out[2i + 1]`` = words ``2i, 2i + 1`` loaded by one of the two pair loads."""
+    i = 2 * (cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x)
     if i < words.size:
         if streaming:
-            out[i], out[i + 1], out[i + 2], out[i + 3] = nb.load_quad_streaming(words, i)
+            out[i], out[i + 1] = nb.load_pair_streaming(words, i)
         else:
-            out[i], out[i + 1], out[i + 2], out[i + 3] = nb.load_quad_plain(words, i)
+            out[i], out[i + 1] = nb.load_pair_plain(words, i)
 
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not HAS_GPU, reason="needs a CUDA GPU (outside the simulator)")
-def test_streaming_quad_load_matches_simulator_safe_load() -> None:
-    """The 16-byte load the GPU kernels use returns what the simulator's four loads return."""
-    words = np.random.default_rng(0).integers(0, 2**32, 8192, dtype=np.uint32)
+def test_streaming_pair_load_matches_simulator_safe_load() -> None:
+    """The 16-byte load the GPU kernels use returns what the simulator's two loads return."""
+    words = np.random.default_rng(0).integers(0, 2**63, 4096, dtype=np.int64).view(np.uint64)
     loaded = {}
     for streaming in (True, False):
         out = cuda.device_array_like(words)
-        cuda.jit(_quad_kernel)[16, 128](cuda.to_device(words), streaming, out)
+        cuda.jit(_pair_kernel)[16, 128](cuda.to_device(words), streaming, out)
         loaded[streaming] = out.copy_to_host()
     np.testing.assert_array_equal(loaded[True], words)
     np.testing.assert_array_equal(loaded[False], words)

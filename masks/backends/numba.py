@@ -7,8 +7,8 @@ Kernels (the layout of masks/backends/compact.cu, whose design notes are in cupy
     ``segs_per_unit`` segments) and works in two passes:
     1. Stream the range in groups of LOADS / itemsize segments whose LOADS 8-byte words per
        lane (128 bytes by default) are all loaded before any is tested: a row that is
-       contiguous with a 16-byte aligned start and stride is read through a uint32 view of the
-       same address, four words per 16-byte streaming load (`load_quad_streaming`, numba's
+       contiguous with a 16-byte aligned start and stride is read through a uint64 view of the
+       same address, two words per 16-byte streaming load (`load_pair_streaming`, numba's
        missing vector load; ``itemsize / 2`` loads per 8 elements: 2 for fp32, 1 for
        bf16/fp16, 4 for fp64). The rest (the row's end, units shorter than a group, strided
        rows) goes one segment at a time, the next segment's loads issued before the current
@@ -70,7 +70,7 @@ Dispatch (host cost is most of the time at R = 1, so it is designed, not default
 
 Simulator (NUMBA_ENABLE_CUDASIM=1, for CI without a GPU)
     The same kernel code runs on CPU tensors through zero-copy ``.numpy()`` views (flat,
-    indexed with the same element offsets as the pointers; the uint32 view starts at the same
+    indexed with the same element offsets as the pointers; the uint64 view starts at the same
     address). The simulator runs one block at a time with a Python thread per GPU thread and
     has no shuffles, so `launch_constants` picks small blocks there and `warp_scan` (the only
     warp intrinsic, ``shfl_up_sync``; pass 1 has none) resolves to `warp_scan_shared` (shared
@@ -214,46 +214,44 @@ warp_scan = warp_scan_shared if SIMULATED else warp_scan_shuffle
 
 
 @intrinsic
-def load_quad_streaming(typingctx, words, index):
-    """``words[index:index + 4]`` by one 16-byte streaming load (``ld.global.cs.v4.u32``;
-    ``words`` a uint32 pointer or 1-D array, ``index`` a multiple of 4 from a 16-byte aligned
-    start).
+def load_pair_streaming(typingctx, words, index):
+    """``(words[index], words[index + 1])`` by one 16-byte streaming load
+    (``ld.global.cs.v2.u64``; ``words`` a uint64 pointer or 1-D array, ``index`` even from a
+    16-byte aligned start).
 
     numba has no 128-bit load: 8-byte loads of a lane's 32 fp32 bytes touched every sector
     twice as often as CUDA C's 16-byte vectors. The evict-first hint is CUDA C's ``__ldcs``.
-    The words are 32-bit because the exponent test is: from 64-bit words LLVM folds the
-    extraction of a 32-bit half into 64-bit ``and``/``setp`` (two SASS instructions each).
     """
-    quad = types.UniTuple(types.uint32, 4)
+    pair = types.UniTuple(types.uint64, 2)
 
     def codegen(context, builder, signature, args):
         pointer, offset = args
         if isinstance(words, types.Array):  # the kernels pass pointers; the GPU test arrays
             pointer = context.make_array(words)(context, builder, pointer).data
         address = builder.gep(pointer, [offset])
-        word = ir.IntType(32)
+        word = ir.IntType(64)
         load = ir.InlineAsm(
-            ir.FunctionType(ir.LiteralStructType([word] * 4), [address.type]),
-            "ld.global.cs.v4.u32 {$0, $1, $2, $3}, [$4];",
-            "=r,=r,=r,=r,l",
+            ir.FunctionType(ir.LiteralStructType([word, word]), [address.type]),
+            "ld.global.cs.v2.u64 {$0, $1}, [$2];",
+            "=l,=l,l",
         )
         loaded = builder.call(load, [address])
-        parts = [builder.extract_value(loaded, i) for i in range(4)]
-        return context.make_tuple(builder, quad, parts)
+        halves = [builder.extract_value(loaded, i) for i in range(2)]
+        return context.make_tuple(builder, pair, halves)
 
-    return quad(words, index), codegen
+    return pair(words, index), codegen
 
 
 @cuda.jit(device=True)
-def load_quad_plain(words, index):
-    """Simulator-safe `load_quad_streaming`: four plain loads (tested equal on the GPU). The
+def load_pair_plain(words, index):
+    """Simulator-safe `load_pair_streaming`: two plain loads (tested equal on the GPU). The
     assertion (checked by the simulator, compiled out on the GPU) keeps the simulated kernels
     to the 16-byte alignment the GPU load needs."""
-    assert index % 4 == 0, "a 16-byte load at a word that is not a multiple of 4"
-    return words[index], words[index + 1], words[index + 2], words[index + 3]
+    assert index % 2 == 0, "a 16-byte load at an odd word"
+    return words[index], words[index + 1]
 
 
-load_quad = load_quad_plain if SIMULATED else load_quad_streaming
+load_pair = load_pair_plain if SIMULATED else load_pair_streaming
 
 
 @cuda.jit(device=True)
@@ -443,83 +441,56 @@ def _release_tiles(state, num_tiles, done, lane, scan):
 def _dtype_kernels(itemsize: int) -> dict:
     """The kernels (``fused``, ``split``) for elements of ``itemsize`` bytes.
 
-    A lane's 8 elements (one mask byte) are ``2 * itemsize`` uint32 words with the memory
-    layout; a group of ``unroll`` segments is LOADS * 8 bytes per lane, all loaded before any
-    is tested.
+    A lane's 8 elements (one mask byte) are ``itemsize`` uint64 words with the memory layout;
+    a group of ``unroll`` segments is LOADS words per lane, all loaded before any is tested.
     """
     unroll = max(1, LOADS // itemsize)
-    byte_words = 2 * itemsize  # uint32 words of a mask byte's 8 elements
-    buffer_words = max(unroll, 2) * byte_words  # a group, or two segments (the tail loop)
-    segment_words = SEGMENT * itemsize // 4
+    buffer_words = max(unroll, 2) * itemsize  # a group, or two segments (the tail loop)
+    segment_words = SEGMENT * itemsize // 8
     element_bits = 8 * itemsize
-    element_type = types.uint64 if itemsize == 8 else types.uint32
-    element_mask = np.uint32((1 << min(element_bits, 32)) - 1)
+    element_mask = np.uint64((1 << element_bits) - 1)
+    exponent_shift = np.uint64(32 if itemsize == 8 else 0)  # to the 32-bit word holding it
 
     @cuda.jit(device=True)
-    def load_words(logits32, first, q, at):
-        """``q[at:at + byte_words]`` = the words of 8 elements from word ``first`` (a multiple
-        of 4: the row is 16-byte aligned), as ``itemsize // 2`` 16-byte loads."""
-        for i in range(0, byte_words, 4):
-            q[at + i], q[at + i + 1], q[at + i + 2], q[at + i + 3] = load_quad(logits32, first + i)
+    def load_words(logits64, first, q, at):
+        """``q[at:at + itemsize]`` = the ``itemsize`` words of 8 elements from word ``first``
+        (even: the row is 16-byte aligned), as ``itemsize // 2`` 16-byte loads."""
+        for i in range(0, itemsize, 2):
+            q[at + i], q[at + i + 1] = load_pair(logits64, first + i)
 
     @cuda.jit(device=True)
-    def load_segment(logits, logits32, wide, row_offset, col_stride, vocab, exponent, col, q, at):
-        """``q[at:at + byte_words]``: the words of columns ``col .. col + 7`` of the row.
+    def load_segment(logits, logits64, wide, row_offset, col_stride, vocab, exponent, col, q, at):
+        """``q[at:at + itemsize]``: the words of columns ``col .. col + 7`` of the row.
 
         Wide loads when they are all in the row, else scalar strided loads (a column past the
         row reads as ``exponent``: not kept).
         """
         if wide != 0 and col + 8 <= vocab:
-            load_words(logits32, (row_offset + col) * itemsize >> 2, q, at)
+            load_words(logits64, (row_offset + col) * itemsize >> 3, q, at)
             return
-        for i in range(byte_words):
+        for i in range(itemsize):
             q[at + i] = 0
         offset = row_offset + col * col_stride
         remaining = vocab - col
         for j in range(8):
             bits = exponent
             if j < remaining:
-                bits = element_type(logits[offset])
+                bits = types.uint64(logits[offset])
             offset += col_stride
-            word = at + j * itemsize // 4
-            if itemsize == 8:
-                q[word] = types.uint32(bits & _FULL)
-                q[word + 1] = types.uint32(bits >> types.uint64(32))
-            else:
-                shift = types.uint32(element_bits * j % 32)
-                q[word] = q[word] | ((types.uint32(bits) & element_mask) << shift)
+            word = at + j * itemsize // 8
+            q[word] = q[word] | ((bits & element_mask) << types.uint64(element_bits * j % 64))
 
     @cuda.jit(device=True)
     def kept_byte(q, at, exponent32):
-        """Bit j set iff element j of the 8 in words ``q[at:at + byte_words]`` is kept."""
+        """Bit j set iff element j of the 8 in words ``q[at:at + itemsize]`` is kept."""
         byte = types.uint32(0)
         for j in range(8):
-            word = q[at + ((j + 1) * itemsize - 1) // 4]  # the word holding j's exponent
+            k = ((j + 1) * itemsize - 1) // 4  # the 32-bit word holding element j's exponent
+            word = types.uint32((q[at + k // 2] >> types.uint64(32 * (k % 2))) & _FULL)
             exp = types.uint32(exponent32 << types.uint32(8 * (j * itemsize % 4)))
-            kept = types.uint32(types.uint32(word & exp) != exp)  # (numba widens uint32 &)
-            byte = types.uint32(byte | (kept << types.uint32(j)))
+            if word & exp != exp:
+                byte = types.uint32(byte | (types.uint32(1) << types.uint32(j)))
         return byte
-
-    # The words of a group holding exponents (fp64: the high words), and their exponent field.
-    # The words of a group holding exponents (every word; fp64: the high ones), and how many
-    # elements' exponents share a word.
-    exponent_first, exponent_step = (1, 2) if itemsize == 8 else (0, 1)
-    exponent_lanes = 2 if itemsize == 2 else 1
-
-    @cuda.jit(device=True)
-    def group_dropped(q, exponent32):
-        """Whether no element of a group (``q[:unroll * byte_words]``) is kept: the AND of its
-        exponent words has the whole field set. Its branch needs every load of the group, so
-        ptxas issues them all before the first test (on its own it delayed 3 of fp32's 8 and 5
-        of bf16's 8 16-byte loads behind tests of the first, a dependent memory round trip).
-        """
-        field = exponent32
-        if exponent_lanes == 2:
-            field = types.uint32(field | (field << types.uint32(16)))
-        both = types.uint32(_FULL)
-        for k in range(exponent_first, unroll * byte_words, exponent_step):
-            both = types.uint32(both & q[k])
-        return types.uint32(both & field) == field
 
     @cuda.jit(device=True)
     def store_byte(q, at, exponent32, mask, b):
@@ -530,7 +501,7 @@ def _dtype_kernels(itemsize: int) -> dict:
 
     @cuda.jit(device=True)
     def stream_mask(
-        logits, logits32, wide, row_offset, col_stride, vocab, exponent, mask, mask_row, seg, end
+        logits, logits64, wide, row_offset, col_stride, vocab, exponent, mask, mask_row, seg, end
     ):  # fmt: skip
         """Warp call: the row's mask bytes of segments ``[seg, end)``; returns the lane's kept
         count. No barrier, no cross-lane traffic.
@@ -540,40 +511,35 @@ def _dtype_kernels(itemsize: int) -> dict:
         segment at a time, the next segment's loads issued before the current one is tested.
         """
         lane = cuda.threadIdx.x % 32
-        exponent_bits = element_type(exponent)
-        # the exponent field within the 32-bit word that holds it (the high word of an fp64)
-        exponent32 = types.uint32(exponent_bits >> element_type(32 if itemsize == 8 else 0))
-        q = cuda.local.array(buffer_words, types.uint32)
+        exponent64 = types.uint64(exponent)
+        exponent32 = types.uint32(exponent64 >> exponent_shift)
+        q = cuda.local.array(buffer_words, types.uint64)
         kept = 0
         if wide != 0:
             full_end = min(end, vocab // SEGMENT)
             while seg + unroll <= full_end:
-                first = (row_offset + seg * SEGMENT + 8 * lane) * itemsize >> 2
+                first = (row_offset + seg * SEGMENT + 8 * lane) * itemsize >> 3
                 mask_at = mask_row + 32 * seg + lane
                 for u in range(unroll):
-                    load_words(logits32, first + u * segment_words, q, u * byte_words)
-                if group_dropped(q, exponent32):  # most groups of sparse rows
-                    for u in range(unroll):
-                        mask[mask_at + 32 * u] = 0
-                else:
-                    for u in range(unroll):
-                        kept += store_byte(q, u * byte_words, exponent32, mask, mask_at + 32 * u)
+                    load_words(logits64, first + u * segment_words, q, u * itemsize)
+                for u in range(unroll):
+                    kept += store_byte(q, u * itemsize, exponent32, mask, mask_at + 32 * u)
                 seg += unroll
-        head = (logits, logits32, wide, row_offset, col_stride, vocab, exponent_bits)
+        head = (logits, logits64, wide, row_offset, col_stride, vocab, exponent64)
         if seg < end:
             load_segment(*head, seg * SEGMENT + 8 * lane, q, 0)
         while seg < end:
             if seg + 1 < end:
-                load_segment(*head, (seg + 1) * SEGMENT + 8 * lane, q, byte_words)
+                load_segment(*head, (seg + 1) * SEGMENT + 8 * lane, q, itemsize)
             if 8 * (32 * seg + lane) < vocab:
                 kept += store_byte(q, 0, exponent32, mask, mask_row + 32 * seg + lane)
-            for i in range(byte_words):
-                q[i] = q[byte_words + i]
+            for i in range(itemsize):
+                q[i] = q[itemsize + i]
             seg += 1
         return kept
 
     def fused(
-        logits, logits32, row_stride, col_stride, exponent, wide, num_sampled, has_num_sampled,
+        logits, logits64, row_stride, col_stride, exponent, wide, num_sampled, has_num_sampled,
         num_sampled_stride, vocab, width, num_bytes, ids, counts, mask, mask_words, aligned,
     ):  # fmt: skip
         """One block per row, warp w streaming the w-th range of the row (whole groups but the
@@ -600,7 +566,7 @@ def _dtype_kernels(itemsize: int) -> dict:
         seg = min(warp * per_warp, num_segs)
         end = min(seg + per_warp, num_segs)
         kept = stream_mask(
-            logits, logits32, wide, row * row_stride, col_stride, vocab, exponent, mask,
+            logits, logits64, wide, row * row_stride, col_stride, vocab, exponent, mask,
             mask_row, seg, end,
         )  # fmt: skip
         count = warp_scan(kept, lane, scan)[1]
@@ -619,7 +585,7 @@ def _dtype_kernels(itemsize: int) -> dict:
 
     @cuda.jit(device=True)
     def count_unit(
-        logits, logits32, row_stride, col_stride, exponent, wide, num_sampled, has_num_sampled,
+        logits, logits64, row_stride, col_stride, exponent, wide, num_sampled, has_num_sampled,
         num_sampled_stride, vocab, num_bytes, segs_per_unit, mask, row, unit, lane, scan,
     ):  # fmt: skip
         """Warp call (``split``): the mask bytes of the row's unit ``unit`` (zeros in an
@@ -633,13 +599,13 @@ def _dtype_kernels(itemsize: int) -> dict:
             _zero_bytes(mask, mask_row + 32 * seg, mask_row + min(32 * end, num_bytes), lane, 32)
         else:
             kept = stream_mask(
-                logits, logits32, wide, row * row_stride, col_stride, vocab, exponent, mask,
+                logits, logits64, wide, row * row_stride, col_stride, vocab, exponent, mask,
                 mask_row, seg, end,
             )  # fmt: skip
         return warp_scan(kept, lane, scan)[1]
 
     def split(
-        logits, logits32, row_stride, col_stride, exponent, wide, num_sampled, has_num_sampled,
+        logits, logits64, row_stride, col_stride, exponent, wide, num_sampled, has_num_sampled,
         num_sampled_stride, vocab, width, num_bytes, tiles_per_row, segs_per_unit, ids, counts,
         mask, mask_words, aligned, state_pointer,
     ):  # fmt: skip
@@ -664,7 +630,7 @@ def _dtype_kernels(itemsize: int) -> dict:
         tile = ticket - row * tiles_per_row
         unit = tile * warps + warp
         count = count_unit(
-            logits, logits32, row_stride, col_stride, exponent, wide, num_sampled,
+            logits, logits64, row_stride, col_stride, exponent, wide, num_sampled,
             has_num_sampled, num_sampled_stride, vocab, num_bytes, segs_per_unit, mask, row,
             unit, lane, scan,
         )  # fmt: skip
@@ -717,9 +683,9 @@ def _signatures(itemsize: int, count_type) -> dict:
     i64 = types.int64
     ids, counts, mask = p(types.int32), p(types.int32), p(types.uint8)
     masks = (mask, p(types.uint32), i64)  # bytes, the same bytes as words, words usable
-    # logits (elements, and the same address as uint32 words), row stride, col stride,
+    # logits (elements, and the same address as uint64 words), row stride, col stride,
     # exponent, wide, num_sampled_tokens (pointer, present, stride)
-    head = (p(_NUMBA_UINTS[itemsize]), p(types.uint32), i64, i64, i64, i64, p(count_type), i64, i64)
+    head = (p(_NUMBA_UINTS[itemsize]), p(types.uint64), i64, i64, i64, i64, p(count_type), i64, i64)
     return {
         "fused": types.void(*head, i64, i64, i64, ids, counts, *masks),
         # vocab, width, num_bytes, tiles_per_row, segs_per_unit, ..., state (zeroed scratch)
@@ -982,7 +948,7 @@ def _flat(tensor: torch.Tensor):
 def _compact_simulated(logits, num_sampled_tokens, out, variant) -> None:
     itemsize, exponent = _FLOATS[logits.dtype]
     elements = _flat(logits.view(_TORCH_INTS[itemsize])).view(_NUMPY_UINTS[itemsize])
-    words = elements.view(np.uint8)[: elements.nbytes // 4 * 4].view(np.uint32)
+    words = elements.view(np.uint8)[: elements.nbytes // 8 * 8].view(np.uint64)
     wide = int(_wide_layout(logits) and logits.data_ptr() % 16 == 0)
     num_reqs, vocab = logits.shape
     if num_sampled_tokens is None:
@@ -1000,7 +966,7 @@ def _compact_simulated(logits, num_sampled_tokens, out, variant) -> None:
     masks = (mask, np.zeros(1, np.uint32), 0)
     head = (
         elements,
-        words if words.size else np.zeros(1, np.uint32),
+        words if words.size else np.zeros(1, np.uint64),
         *logits.stride(),
         exponent,
         wide,

@@ -263,11 +263,6 @@ def _load_mask_words(mask_row_ptr, start, vocab_size, NW: tl.constexpr, WORDS: t
 
 
 @triton.jit
-def _sum_and_max(sum_a, max_a, sum_b, max_b):
-    return sum_a + sum_b, tl.maximum(max_a, max_b)
-
-
-@triton.jit
 def _rank_words(ids_row_ptr, words, base, start, width, NW: tl.constexpr):
     """Write the kept columns of NW mask words to slots base + rank (< width); return the new base.
 
@@ -277,7 +272,7 @@ def _rank_words(ids_row_ptr, words, base, start, width, NW: tl.constexpr):
     block of full words (no truncation) one coalesced store of consecutive columns.
     """
     word_counts = _popcount(words)
-    total, fullest = tl.reduce((word_counts, word_counts), 0, _sum_and_max)  # one reduction
+    total = tl.sum(word_counts, 0)
     if (total == 32 * NW) & (base < width):  # every word full: consecutive columns, coalesced
         filled = tl.minimum(32 * NW, width - base)
         for first in range(0, filled, _FILL_BLOCK):  # a small tile: few registers
@@ -287,7 +282,7 @@ def _rank_words(ids_row_ptr, words, base, start, width, NW: tl.constexpr):
         slot = base + tl.cumsum(word_counts, 0) - word_counts
         cols = start + tl.arange(0, NW) * 32
         rest = words
-        for _ in range(fullest):
+        for _ in range(tl.max(word_counts, 0)):
             below = ~rest & (rest - 1)  # the bits under the lowest set bit
             tl.store(ids_row_ptr + slot, cols + _popcount(below), mask=(rest != 0) & (slot < width))
             rest = rest & (rest - 1)
