@@ -1,7 +1,8 @@
 """Shared fixtures: the device under test and the backend x variant parameter list.
 
 Every registered backend appears in the parameter list; those that cannot run here are skipped
-with their reason, so the pytest summary (-ra) says why each one did not run.
+with their reason, so the pytest summary (-ra) says why each one did not run, except the
+backends the environment requires (MASKS_REQUIRE_BACKENDS), whose tests then fail.
 """
 
 from __future__ import annotations
@@ -16,14 +17,21 @@ import torch
 from masks import registry
 
 DEVICE = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+REQUIRED = {name for name in os.environ.get("MASKS_REQUIRE_BACKENDS", "").split(",") if name}
+"""Backends that must run on DEVICE (each tox env names its own): one whose probe fails (a
+wrong result, a broken install) fails the tests that use it instead of being skipped."""
 
 
 def backend_params(device: torch.device = DEVICE, marks: tuple = ()) -> list:
     """Every backend x variant on ``device``, each with ``marks``; a backend that cannot run
-    there is one parameter skipped with the registry's reason."""
+    there is one parameter, skipped with the registry's reason unless it is REQUIRED on the
+    device under test (then its tests run and fail with that reason)."""
     params = []
     for name, spec in registry.BACKENDS.items():
         failure = registry.probe_failure(spec, device)
+        if failure is not None and name in REQUIRED and device == DEVICE:
+            params.append(pytest.param(name, id=name, marks=marks))
+            continue
         if failure is not None:
             skip = pytest.mark.skip(reason=str(failure))
             params.append(pytest.param(name, id=name, marks=[*marks, skip]))

@@ -164,3 +164,33 @@ def test_variants_and_auto_order_names_are_registered() -> None:
     for order in registry.AUTO_ORDER.values():
         assert set(order) <= set(registry.BACKENDS)
         assert order[-1] == "torch"
+
+
+def test_a_required_backend_that_fails_its_probe_runs_its_tests(
+    monkeypatch, fresh_registry
+) -> None:
+    """The conformance suite skips a backend whose probe fails, unless the environment requires
+    it (MASKS_REQUIRE_BACKENDS, set per tox env): then its tests run and fail, so a kernel
+    that breaks the probe cannot turn its own backend's CI env green by being skipped."""
+    import conftest
+
+    probe = registry.probe_failure
+
+    def broken_torch(spec, device):
+        if spec.name == "torch":
+            return BackendUnavailableError("backend 'torch' failed its probe: wrong ids")
+        return probe(spec, device)
+
+    monkeypatch.setattr(registry, "probe_failure", broken_torch)
+
+    def torch_params() -> list:
+        return [p for p in conftest.backend_params() if p.values[0].split(":")[0] == "torch"]
+
+    monkeypatch.setattr(conftest, "REQUIRED", set())
+    [skipped] = torch_params()
+    assert [mark.name for mark in skipped.marks] == ["skip"]
+    monkeypatch.setattr(conftest, "REQUIRED", {"torch"})
+    [required] = torch_params()
+    assert required.values == ("torch",) and not required.marks
+    with pytest.raises(BackendUnavailableError, match="wrong ids"):  # what its tests then hit
+        compact_sampling_mask(torch.zeros(1, 8, device=conftest.DEVICE), backend="torch")

@@ -19,8 +19,8 @@ Kernels (the layout of masks/backends/compact.cu, whose design notes are in cupy
        that holds the exponent), the lane stores its byte and adds its ``popc``. No vote, no
        shuffle, no barrier: the previous kernels gave each lane one element per 32 columns and
        built mask words with a warp ballot, too few bytes in flight and too many instructions
-       per byte (12-40% of the H200's copy bandwidth at R >= 256; this design: 56-98%, and
-       90-93% at R = 1024 fp32, benchmarks/results/h200-2026-11-30-s4).
+       per byte (12-40% of the H200's copy bandwidth at R >= 256; this design: 61-102%, and
+       92-100% at R = 1024 fp32, benchmarks/results/h200-2026-11-30-s5).
     2. Once the counts are combined (``fused``: one barrier; ``split``: one barrier and the
        look-back below), the warp ranks its range from the mask it has written (1/32 of the
        fp32 bytes, cache-hot): each lane takes one 32-bit mask word (one load when mask rows
