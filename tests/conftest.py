@@ -18,18 +18,24 @@ from masks import registry
 
 DEVICE = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 REQUIRED = {name for name in os.environ.get("MASKS_REQUIRE_BACKENDS", "").split(",") if name}
-"""Backends that must run on DEVICE (each tox env names its own): one whose probe fails (a
-wrong result, a broken install) fails the tests that use it instead of being skipped."""
+"""Backends that must run on the CPU when it is the device under test (the torch, triton and
+numba tox envs name their own, for CI's CPU modes): one whose probe fails there (a wrong
+result, a broken install, a missing emulation switch) fails the tests that use it instead of
+being skipped. On a CUDA host the envs run natively and keep the registry's skips (the Numba
+simulator, for one, runs on CPU tensors only)."""
+if REQUIRED - set(registry.BACKENDS):
+    unknown = sorted(REQUIRED - set(registry.BACKENDS))
+    raise ValueError(f"MASKS_REQUIRE_BACKENDS names unknown backends: {unknown}")
 
 
 def backend_params(device: torch.device = DEVICE, marks: tuple = ()) -> list:
     """Every backend x variant on ``device``, each with ``marks``; a backend that cannot run
-    there is one parameter, skipped with the registry's reason unless it is REQUIRED on the
-    device under test (then its tests run and fail with that reason)."""
+    there is one parameter, skipped with the registry's reason unless it is REQUIRED (then its
+    tests run and fail with that reason)."""
     params = []
     for name, spec in registry.BACKENDS.items():
         failure = registry.probe_failure(spec, device)
-        if failure is not None and name in REQUIRED and device == DEVICE:
+        if failure is not None and name in REQUIRED and device == DEVICE and device.type == "cpu":
             params.append(pytest.param(name, id=name, marks=marks))
             continue
         if failure is not None:

@@ -34,6 +34,18 @@ DEVICE = "cuda" if HAS_GPU else "cpu"
 warp_scan_shuffle, warp_scan_shared = nb.warp_scan_shuffle, nb.warp_scan_shared
 
 
+def test_launch_override_takes_whole_warps_only(monkeypatch) -> None:
+    """Block sizes from MASKS_NUMBA_LAUNCH are 32..1024 whole warps (`_warp_prefix` reads one
+    warp count per lane); the simulator ignores the override."""
+    monkeypatch.setenv("MASKS_NUMBA_LAUNCH", "256,64,8")
+    assert nb.launch_constants(simulated=False) == (256, 64, 8)
+    assert nb.launch_constants(simulated=True) == (64, 64, 16)
+    for bad in ("512,48,16", "2048,128,16", "16,128,16"):
+        monkeypatch.setenv("MASKS_NUMBA_LAUNCH", bad)
+        with pytest.raises(ValueError, match="whole warps"):
+            nb.launch_constants(simulated=False)
+
+
 def _scan_kernel(values, use_shuffle, before, total):
     """``before[i], total[i]`` = the warp scan of ``values`` at thread i."""
     tid = cuda.threadIdx.x

@@ -20,7 +20,7 @@ Kernels (the layout of masks/backends/compact.cu, whose design notes are in cupy
        shuffle, no barrier: the previous kernels gave each lane one element per 32 columns and
        built mask words with a warp ballot, too few bytes in flight and too many instructions
        per byte (12-40% of the H200's copy bandwidth at R >= 256; this design: 61-102%, and
-       92-100% at R = 1024 fp32, benchmarks/results/h200-2026-11-30-s5).
+       92-101% at R = 1024 fp32, benchmarks/results/h200-2026-11-30-s5).
     2. Once the counts are combined (``fused``: one barrier; ``split``: one barrier and the
        look-back below), the warp ranks its range from the mask it has written (1/32 of the
        fp32 bytes, cache-hot): each lane takes one 32-bit mask word (one load when mask rows
@@ -123,8 +123,13 @@ def launch_constants(simulated: bool) -> tuple[int, int, int]:
     """
     if simulated:
         return 64, 64, 16
-    fused, split, loads = os.environ.get("MASKS_NUMBA_LAUNCH", "512,128,16").split(",")
-    return int(fused), int(split), int(loads)
+    fused, split, loads = map(int, os.environ.get("MASKS_NUMBA_LAUNCH", "512,128,16").split(","))
+    for threads in (fused, split):  # whole warps, at most 32 (`_warp_prefix`: a lane per warp)
+        if threads % 32 or not 32 <= threads <= 1024:
+            raise ValueError(
+                f"MASKS_NUMBA_LAUNCH: block sizes are 32..1024 whole warps, got {threads}"
+            )
+    return fused, split, loads
 
 
 FUSED_THREADS, SPLIT_THREADS, LOADS = launch_constants(SIMULATED)
