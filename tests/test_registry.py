@@ -169,9 +169,10 @@ def test_variants_and_auto_order_names_are_registered() -> None:
 def test_a_required_backend_that_fails_its_probe_runs_its_tests(
     monkeypatch, fresh_registry
 ) -> None:
-    """The conformance suite skips a backend whose probe fails, unless the environment requires
-    it (MASKS_REQUIRE_BACKENDS, set per tox env): then its tests run and fail, so a kernel
-    that breaks the probe cannot turn its own backend's CI env green by being skipped."""
+    """The conformance suite skips a backend whose probe fails, unless CI's CPU run requires it
+    (MASKS_REQUIRE_BACKENDS, set per tox env): then its tests run and fail, so a kernel that
+    breaks the probe cannot turn its own backend's CI env green by being skipped. A CUDA device
+    under test keeps the skip (the Numba simulator's env on a GPU host)."""
     import conftest
 
     probe = registry.probe_failure
@@ -183,14 +184,19 @@ def test_a_required_backend_that_fails_its_probe_runs_its_tests(
 
     monkeypatch.setattr(registry, "probe_failure", broken_torch)
 
-    def torch_params() -> list:
-        return [p for p in conftest.backend_params() if p.values[0].split(":")[0] == "torch"]
+    def torch_params(device: torch.device) -> list:
+        monkeypatch.setattr(conftest, "DEVICE", device)
+        params = conftest.backend_params(device)
+        return [p for p in params if p.values[0].split(":")[0] == "torch"]
 
+    cpu, cuda = torch.device("cpu"), torch.device("cuda")
     monkeypatch.setattr(conftest, "REQUIRED", set())
-    [skipped] = torch_params()
+    [skipped] = torch_params(cpu)
     assert [mark.name for mark in skipped.marks] == ["skip"]
     monkeypatch.setattr(conftest, "REQUIRED", {"torch"})
-    [required] = torch_params()
+    [required] = torch_params(cpu)
     assert required.values == ("torch",) and not required.marks
     with pytest.raises(BackendUnavailableError, match="wrong ids"):  # what its tests then hit
-        compact_sampling_mask(torch.zeros(1, 8, device=conftest.DEVICE), backend="torch")
+        compact_sampling_mask(torch.zeros(1, 8), backend="torch")
+    [on_cuda] = torch_params(cuda)
+    assert [mark.name for mark in on_cuda.marks] == ["skip"]
