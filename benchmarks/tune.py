@@ -22,7 +22,7 @@ import json
 
 import torch
 
-from masks import SamplingMask, available_backends, compact_sampling_mask, timing
+from masks import SamplingMask, available_backends, compact_sampling_mask, compare, timing
 from masks.testing import assert_masks_equal, make_logits, reference
 
 # (backend, variant): (module, {knob: values}, the caches emptied when a knob changes: dicts,
@@ -49,7 +49,7 @@ SHAPES = {  # variant: (row counts, dtypes)
     "split": ((1, 4, 16), (torch.float32,)),
     "fused": ((256, 512, 1024), (torch.float32, torch.bfloat16)),
 }
-SUPPORTS = {"sparse": 50, "dense": 2048, "full": "full"}
+SUPPORTS = {name: "full" if kept is None else kept for name, kept in compare.SUPPORTS.items()}
 VOCAB = 151_936
 WIDTH = 2048
 REPS = 200

@@ -23,8 +23,7 @@ numba tox envs name their own, for CI's CPU modes): one whose probe fails there 
 result, a broken install, a missing emulation switch) fails the tests that use it instead of
 being skipped. On a CUDA host the envs run natively and keep the registry's skips (the Numba
 simulator, for one, runs on CPU tensors only)."""
-if REQUIRED - set(registry.BACKENDS):
-    unknown = sorted(REQUIRED - set(registry.BACKENDS))
+if unknown := sorted(REQUIRED - set(registry.BACKENDS)):
     raise ValueError(f"MASKS_REQUIRE_BACKENDS names unknown backends: {unknown}")
 
 

@@ -12,15 +12,15 @@ Kernels (the layout of masks/backends/compact.cu, whose design notes are in cupy
        missing vector load; ``itemsize / 2`` loads per 8 elements: 2 for fp32, 1 for
        bf16/fp16, 4 for fp64). The rest (the row's end, units shorter than a group, strided
        rows) goes one segment at a time, the next segment's loads issued before the current
-       one is tested,
-       with 16-byte loads where the lane's 8 columns are in a wide row and scalar strided loads
-       otherwise (any strides, 64-bit offsets) packed into the same words. Elements are tested
-       on their bit patterns (kept = finite = exponent field not all ones, on the 32-bit word
-       that holds the exponent), the lane stores its byte and adds its ``popc``. No vote, no
-       shuffle, no barrier: the previous kernels gave each lane one element per 32 columns and
-       built mask words with a warp ballot, too few bytes in flight and too many instructions
-       per byte (12-40% of the H200's copy bandwidth at R >= 256; this design: 61-102%, and
-       92-101% at R = 1024 fp32, benchmarks/results/h200-2026-11-30-s5).
+       one is tested, with 16-byte loads where the lane's 8 columns are in a wide row and
+       scalar strided loads otherwise (any strides, 64-bit offsets) packed into the same words.
+       Elements are tested on their bit patterns (kept = finite = exponent field not all ones,
+       on the 32-bit word that holds the exponent), the lane stores its byte and adds its
+       ``popc``. No vote, no shuffle, no barrier: the previous kernels gave each lane one
+       element per 32 columns and built mask words with a warp ballot, too few bytes in flight
+       and too many instructions per byte (12-40% of the H200's copy bandwidth at R >= 256;
+       this design: 61-102%, and 92-101% at R = 1024 fp32,
+       benchmarks/results/h200-2026-11-30-s5).
     2. Once the counts are combined (``fused``: one barrier; ``split``: one barrier and the
        look-back below), the warp ranks its range from the mask it has written (1/32 of the
        fp32 bytes, cache-hot): each lane takes one 32-bit mask word (one load when mask rows
