@@ -2,7 +2,7 @@
 
 The kernels' results are covered by the conformance suite; these tests pin down what it does not
 reach: the `auto` choice and split configuration, zero strides, strided num_sampled_tokens,
-full rows longer than a rank step,
+full rows longer than a rank step, `fused` rows ranked one range per warp over several steps,
 concurrent first calls, and `split`'s protocol (its scratch left zero, consecutive calls of
 changing shapes, early stops and multi-block look-backs). They run on CUDA, or on the CPU under
 ``TRITON_INTERPRET=1``.
@@ -11,6 +11,7 @@ changing shapes, early stops and multi-block look-backs). They run on CUDA, or o
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import threading
 
@@ -131,6 +132,25 @@ def test_full_rows_write_consecutive_ids(variant, dtype, width):
     logits[1, 16_390] = float("-inf")  # one masked column in the second step of row 1
     expected = reference(logits.cpu(), None, width)
     got = compact_sampling_mask(logits, None, width, backend=f"triton:{variant}")
+    assert_masks_equal(got, expected)
+
+
+@pytest.mark.parametrize("vocab_size", [70_016, 70_001])  # mask rows of whole words, and not
+def test_fused_ranks_rows_that_fit_in_w_one_range_per_warp(vocab_size):
+    """A `fused` row whose count fits in W is ranked one range of mask words per warp, after a
+    count of each range. Here a range is 274 words (three rank steps, two count steps: more than
+    the conformance suite's vocabularies reach), with hundreds of ids per range, ids on both
+    sides of every range edge, all ids in one range, exactly W ids, and W + 1 (ranked from the
+    row's start instead)."""
+    width = 2_048
+    logits = make_logits(7, vocab_size, (0, 300, 2_000, width, width + 1, 0, 0), seed=9,
+                         junk=True, device=DEVICE)  # fmt: skip
+    range_columns = 32 * math.ceil(math.ceil(vocab_size / 32) / backend._FUSED_NUM_WARPS)
+    edges = torch.arange(range_columns, vocab_size, range_columns, device=DEVICE)
+    logits[5, torch.cat([edges - 1, edges, torch.tensor([vocab_size - 1], device=DEVICE)])] = 1.0
+    logits[6, range_columns + 5 : range_columns + 900] = 2.0
+    expected = reference(logits.cpu(), None, width)
+    got = compact_sampling_mask(logits, None, width, backend="triton:fused")
     assert_masks_equal(got, expected)
 
 

@@ -35,8 +35,14 @@ stops once ``min(count, W)`` ids are written. (The element-level alternative, a 
 * ``"fused"`` (many rows): one program per row, one launch. Pass 1 loops over the row with no
   block-wide reduction or scan inside the loop (unit counts, of bytes for 16-bit dtypes and of
   words otherwise, accumulate per thread and are reduced once after it); a barrier makes the
-  mask stores visible to the whole block; pass 2
-  loops over the row's mask words while fewer than ``min(count, W)`` ids are written.
+  mask stores visible to the whole block. Pass 2 depends on the count. A row that fits in W
+  (every id is written) is cut into one range of mask words per warp: the ranges' counts are
+  read once more from the mask, then every warp ranks its own range with warp scans, so a
+  rank step has one block-wide reduction (the bound of its bit loop) instead of three; at one
+  wave of rows (R=256 on the H200) pass 2 is the kernel's tail, and sparse and dense bf16 rows
+  took 7-11% less time than with block-wide steps (results/h200-2026-11-30-s6). A truncated
+  row loops over block-wide steps of mask words from its start while fewer than W ids are
+  written (a full row: one step).
 * ``"auto"`` (default): ``fused`` once ``R >= _FUSED_MIN_ROWS_PER_SM * num_SMs``, else ``split``.
 
 Finiteness is decided on the bit pattern (exponent all ones means +-inf or NaN), through an
@@ -111,6 +117,12 @@ _FUSED_UNIT_COLUMNS = {2: 8, 4: 32, 8: 32}
 thread's 16-byte vector, no shuffle or barrier in the loop: bf16 sparse and dense rows 5-14%
 faster at R=256 and 1024 on the H200), words otherwise (fp32 bytes still need a shuffle and a
 barrier pair per iteration, and were within 1% of words). results/h200-2026-11-30-s4 runs 1, 3."""
+_FUSED_RANGE_SUBSTEPS = 4
+"""Words per lane a `fused` warp ranks per step of its range (`_rank_ranges`): 2 was up to 4%
+slower (H200, results/h200-2026-11-30-s6 run 4), 8 took 80 registers (sm_90, triton 3.6)."""
+_FUSED_COUNT_SUBSTEPS = 8
+"""Words per lane a `fused` warp counts per step of its range (`_count_ranges`): 16 took `fused`
+to 88 registers (sm_90, triton 3.6: the compiler hoists the tile's index math above pass 1)."""
 _ROWWISE_BLOCK = 8192
 """Upstream's BLOCK_SIZE."""
 _ROWWISE_NUM_WARPS = 4
@@ -151,6 +163,15 @@ def _popcount(x):
     x = x + (x >> 8)
     x = x + (x >> 16)
     return x & 0x3F
+
+
+@triton.jit
+def _lowest_bit(x):
+    """Index of the lowest set bit of each nonzero int32: the exponent of that bit's float value
+    (a power of two converts exactly, and the sign bit of -2**31 is masked off). One conversion
+    and four integer ops, against a dozen for the popcount of the bits below it."""
+    exponent = (x & -x).to(tl.float32).to(tl.int32, bitcast=True) >> 23
+    return (exponent & 0xFF) - 127
 
 
 @triton.jit
@@ -245,21 +266,35 @@ def _store_mask_units(
 
 
 @triton.jit
-def _load_mask_words(mask_row_ptr, start, vocab_size, NW: tl.constexpr, WORDS: tl.constexpr):
-    """Re-read the NW words of columns [start, start + 32 * NW) from the written mask."""
+def _load_mask_words(mask_row_ptr, index, valid, vocab_size, WORDS: tl.constexpr):
+    """Re-read the written mask words at `index` (any shape): 0 past the row or where `valid`
+    (None: everywhere) is false. One int32 load each when mask rows are 4-byte aligned (WORDS),
+    else four byte loads."""
     if WORDS:
-        index = start // 32 + tl.arange(0, NW)
-        words = tl.load(
-            mask_row_ptr.to(tl.pointer_type(tl.int32)) + index,
-            mask=index * 32 < vocab_size,
-            other=0,
-        )
-    else:
-        byte = tl.arange(0, 4)[None, :]
-        index = start // 8 + tl.arange(0, NW)[:, None] * 4 + byte
-        values = tl.load(mask_row_ptr + index, mask=index < tl.cdiv(vocab_size, 8), other=0)
-        words = tl.sum(values.to(tl.int32) << (byte * 8), 1)
+        in_row = index * 32 < vocab_size
+        if valid is not None:
+            in_row = in_row & valid
+        words = tl.load(mask_row_ptr.to(tl.pointer_type(tl.int32)) + index, mask=in_row, other=0)
+    else:  # the last word may be partial: mask bytes, not words
+        words = tl.zeros(index.shape, tl.int32)
+        for byte in tl.static_range(4):
+            offset = index * 4 + byte
+            in_row = offset < tl.cdiv(vocab_size, 8)
+            if valid is not None:
+                in_row = in_row & valid
+            words |= tl.load(mask_row_ptr + offset, mask=in_row, other=0).to(tl.int32) << (byte * 8)
     return words
+
+
+@triton.jit
+def _emit_ids(ids_row_ptr, words, slot, cols, width, bits):
+    """Write the column of every set bit of `words` (any shape) to consecutive slots from `slot`
+    (< width), lowest bit first; column = `cols` + bit. `bits`: the most set bits of any word."""
+    rest = words
+    for _ in range(bits):
+        tl.store(ids_row_ptr + slot, cols + _lowest_bit(rest), mask=(rest != 0) & (slot < width))
+        rest = rest & (rest - 1)
+        slot += 1
 
 
 @triton.jit
@@ -281,13 +316,78 @@ def _rank_words(ids_row_ptr, words, base, start, width, NW: tl.constexpr):
     elif (total > 0) & (base < width):
         slot = base + tl.cumsum(word_counts, 0) - word_counts
         cols = start + tl.arange(0, NW) * 32
-        rest = words
-        for _ in range(tl.max(word_counts, 0)):
-            below = ~rest & (rest - 1)  # the bits under the lowest set bit
-            tl.store(ids_row_ptr + slot, cols + _popcount(below), mask=(rest != 0) & (slot < width))
-            rest = rest & (rest - 1)
-            slot += 1
+        _emit_ids(ids_row_ptr, words, slot, cols, width, tl.max(word_counts, 0))
     return base + total
+
+
+@triton.jit
+def _range_tile(range_words, RANGES: tl.constexpr, SUBSTEPS: tl.constexpr):
+    """``(first_word, offset)`` of the flat tile that holds SUBSTEPS x 32 consecutive words of
+    each of RANGES ranges of `range_words` words: element e = (substep, range, lane), lane l of
+    range k's warp holding words l, 32 + l, ... of a step, at word ``first_word + step +
+    offset``. Its [SUBSTEPS, RANGES, 32] view has the flat tile's layout: lanes, warps and
+    registers, so scans across lanes are warp shuffles and loads and stores need no layout
+    conversion."""
+    element = tl.arange(0, SUBSTEPS * RANGES * 32)
+    return element // 32 % RANGES * range_words, element // (RANGES * 32) * 32 + element % 32
+
+
+@triton.jit
+def _count_ranges(
+    mask_row_ptr, range_words, vocab_size, RANGES: tl.constexpr, SUBSTEPS: tl.constexpr,
+    WORDS: tl.constexpr,
+):  # fmt: skip
+    """Kept ids of each of RANGES ranges of `range_words` mask words (independent loads of
+    SUBSTEPS words per lane per step: the row's mask is read once more, from L2)."""
+    first_word, offset = _range_tile(range_words, RANGES, SUBSTEPS)
+    counts = tl.zeros(offset.shape, tl.int32)
+    for step in range(0, range_words, SUBSTEPS * 32):
+        index = first_word + step + offset
+        words = _load_mask_words(
+            mask_row_ptr, index, step + offset < range_words, vocab_size, WORDS
+        )
+        counts += _popcount(words)
+    return tl.sum(tl.sum(tl.reshape(counts, (SUBSTEPS, RANGES, 32)), 2), 0)
+
+
+@triton.jit
+def _rank_ranges(
+    ids_row_ptr, mask_row_ptr, range_counts, range_words, vocab_size, width,
+    RANGES: tl.constexpr, SUBSTEPS: tl.constexpr, WORDS: tl.constexpr,
+):  # fmt: skip
+    """Write every kept id of a row whose count fits in W, one range of mask words per warp.
+
+    Range k is words [k * range_words, (k + 1) * range_words) and its first id has rank
+    ``sum(range_counts[:k])``. A step takes SUBSTEPS x 32 consecutive words of every range:
+    element e = (substep, range, lane) of a flat tile, lane l of range k's warp holding words
+    l, 32 + l, ... of the step; so the ranks need only scans across a warp (shuffles, on a
+    [SUBSTEPS, RANGES, 32] view), and one block-wide maximum bounds the step's bit loop. Loads
+    and stores stay flat (their layout is the view's, so no layout conversion). Nothing stops
+    early: every id is written, since count <= W.
+    """
+    TILE: tl.constexpr = SUBSTEPS * RANGES * 32
+    first_word, offset = _range_tile(range_words, RANGES, SUBSTEPS)
+    base = tl.cumsum(range_counts, 0) - range_counts
+    words = _load_mask_words(
+        mask_row_ptr, first_word + offset, offset < range_words, vocab_size, WORDS
+    )
+    for step in range(0, range_words, SUBSTEPS * 32):
+        ranked = words  # the next step's words load while these are ranked
+        index = first_word + step + offset
+        next_offset = step + SUBSTEPS * 32 + offset
+        words = _load_mask_words(
+            mask_row_ptr, first_word + next_offset, next_offset < range_words, vocab_size, WORDS
+        )
+        word_counts = _popcount(ranked)
+        counts = tl.reshape(word_counts, (SUBSTEPS, RANGES, 32))
+        # ids before each word: its range's earlier substeps (a lane's registers, then summed
+        # over the warp) and the earlier lanes of its substep (a warp scan)
+        earlier = tl.cumsum(counts, 0) - counts
+        slot = base[None, :, None] + tl.sum(earlier, 2)[:, :, None]
+        slot += tl.cumsum(counts, 2) - counts
+        bits = tl.max(word_counts, 0)
+        _emit_ids(ids_row_ptr, ranked, tl.reshape(slot, (TILE,)), index * 32, width, bits)
+        base += tl.sum(tl.sum(counts, 2), 0)
 
 
 @triton.jit
@@ -443,14 +543,20 @@ def _fused_kernel(
     PAD: tl.constexpr,
     WORDS: tl.constexpr,
     UNIT: tl.constexpr,
+    RANGES: tl.constexpr,
+    SUBSTEPS: tl.constexpr,
+    COUNT_SUBSTEPS: tl.constexpr,
 ):
     """One program per row, one launch, two passes.
 
     Pass 1 streams the logits, one block ahead: mask units (UNIT columns: bytes or words)
     written, their counts accumulated per thread, no block-wide reduction inside the loop.
-    After one reduction (the row count) and a
-    barrier (pass 1's mask stores become visible to the whole block), pass 2 ranks from the words,
-    L2-hot and 1/32 of the fp32 bytes, until every kept id below `width` is written.
+    After one reduction (the row count) and a barrier (pass 1's mask stores become visible to
+    the whole block), pass 2 ranks from the words, L2-hot and 1/32 of the fp32 bytes. A row
+    whose count fits in W (every id is written) is cut into RANGES ranges of words, one per
+    warp: their counts are read once more (`_count_ranges`), then every warp ranks its range
+    with warp scans (`_rank_ranges`). A truncated row is ranked from its start until W ids are
+    written (`_rank_words`, block-wide steps: it stops early, and a full row takes one step).
     """
     row = tl.program_id(0).to(tl.int64)
     active = _is_active(num_sampled_ptr, num_sampled_stride, row)
@@ -480,15 +586,26 @@ def _fused_kernel(
     count = tl.sum(unit_counts, 0)
     _finish_row(ids_row, counts_ptr, row, count, width, PAD)
     tl.debug_barrier()
-    last = tl.minimum(count, width)
-    base = tl.zeros((), tl.int32)
-    start = tl.zeros((), tl.int32)
-    words = _load_mask_words(mask_row, start, vocab_size, RANK_WORDS, WORDS)
-    while base < last:
-        ranked = words  # the next step's words load while these are ranked
-        words = _load_mask_words(mask_row, start + RANK_WORDS * 32, vocab_size, RANK_WORDS, WORDS)
-        base = _rank_words(ids_row, ranked, base, start, width, RANK_WORDS)
-        start += RANK_WORDS * 32
+    if count <= width:
+        if count > 0:
+            range_words = tl.cdiv(tl.cdiv(vocab_size, 32), RANGES)
+            range_counts = _count_ranges(
+                mask_row, range_words, vocab_size, RANGES, COUNT_SUBSTEPS, WORDS
+            )
+            _rank_ranges(
+                ids_row, mask_row, range_counts, range_words, vocab_size, width, RANGES,
+                SUBSTEPS, WORDS,
+            )  # fmt: skip
+    else:
+        base = tl.zeros((), tl.int32)
+        start = tl.zeros((), tl.int32)
+        words = _load_mask_words(mask_row, tl.arange(0, RANK_WORDS), None, vocab_size, WORDS)
+        while base < width:
+            ranked = words  # the next step's words load while these are ranked
+            index = start // 32 + RANK_WORDS + tl.arange(0, RANK_WORDS)
+            words = _load_mask_words(mask_row, index, None, vocab_size, WORDS)
+            base = _rank_words(ids_row, ranked, base, start, width, RANK_WORDS)
+            start += RANK_WORDS * 32
 
 
 @triton.jit
@@ -685,7 +802,9 @@ def compact(
              out.token_ids, out.counts, mask, vocab_size, width),
             {"INT": int_type, "EXP": exponent, "BLOCK": _FUSED_BLOCK_BYTES // itemsize,
              "RANK_WORDS": _FUSED_RANK_WORDS, "PAD": _PAD_BLOCK, "WORDS": words,
-             "UNIT": _FUSED_UNIT_COLUMNS[itemsize]}, call_key,
+             "UNIT": _FUSED_UNIT_COLUMNS[itemsize], "RANGES": _FUSED_NUM_WARPS,
+             "SUBSTEPS": _FUSED_RANGE_SUBSTEPS, "COUNT_SUBSTEPS": _FUSED_COUNT_SUBSTEPS},
+            call_key,
         )  # fmt: skip
     elif variant == "rowwise":  # upstream's launch: one program per row, default 4 warps
         _launch(
