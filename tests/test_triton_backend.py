@@ -136,14 +136,15 @@ def test_full_rows_write_consecutive_ids(variant, dtype, width):
 
 
 @pytest.mark.parametrize("vocab_size", [70_016, 70_001])  # mask rows of whole words, and not
-def test_fused_ranks_rows_that_fit_in_w_one_range_per_warp(vocab_size):
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])  # pass-1 words, bytes
+def test_fused_ranks_rows_that_fit_in_w_one_range_per_warp(vocab_size, dtype):
     """A `fused` row whose count fits in W is ranked one range of mask words per warp, after a
     count of each range. Here a range is 274 words (three rank steps, two count steps: more than
     the conformance suite's vocabularies reach), with hundreds of ids per range, ids on both
     sides of every range edge, all ids in one range, exactly W ids, and W + 1 (ranked from the
     row's start instead)."""
     width = 2_048
-    logits = make_logits(7, vocab_size, (0, 300, 2_000, width, width + 1, 0, 0), seed=9,
+    logits = make_logits(7, vocab_size, (0, 300, 2_000, width, width + 1, 0, 0), dtype, seed=9,
                          junk=True, device=DEVICE)  # fmt: skip
     range_columns = 32 * math.ceil(math.ceil(vocab_size / 32) / backend._FUSED_NUM_WARPS)
     edges = torch.arange(range_columns, vocab_size, range_columns, device=DEVICE)

@@ -42,7 +42,7 @@ stops once ``min(count, W)`` ids are written. (The element-level alternative, a 
   wave of rows (R=256 on the H200) pass 2 is the kernel's tail, and sparse and dense bf16 rows
   took 7-11% less time than with block-wide steps (results/h200-2026-11-30-s6). A truncated
   row loops over block-wide steps of mask words from its start while fewer than W ids are
-  written (a full row: one step).
+  written (a full row: one step while W <= 16384).
 * ``"auto"`` (default): ``fused`` once ``R >= _FUSED_MIN_ROWS_PER_SM * num_SMs``, else ``split``.
 
 Finiteness is decided on the bit pattern (exponent all ones means +-inf or NaN), through an
@@ -107,11 +107,14 @@ _SPLIT_COLUMNS_PER_WARP = 256
 _FUSED_BLOCK_BYTES = 32768
 """Logit bytes a `fused` program loads per loop iteration."""
 _FUSED_NUM_WARPS = 8
-"""(H200, R=256/1024, V=151936: 16 warps were 3-9% slower on sparse and dense rows, 65536 bytes
-per iteration 7-33%; benchmarks/tune.py, results/h200-2026-11-30-s4 run 1)"""
+"""Warps of a `fused` program, and so the ranges of `_rank_ranges` (H200: 16 warps were 3-9%
+slower on sparse and dense rows and 65536 bytes per iteration 7-33%, results/h200-2026-11-30-s4
+run 1; with the ranges, 16 warps were up to 6% faster at R=512 and 4-5% slower on bf16 rows at
+R=256, V=151936, results/h200-2026-11-30-s6 run 5)."""
 _FUSED_RANK_WORDS = 512
-"""Mask words a `fused` program ranks per step of its second pass (32 columns each); 2048 won
-on some shapes and lost up to 18% on others (results/h200-2026-11-30-s4 run 3)."""
+"""Mask words a `fused` program ranks per block-wide step of a truncated row (count > W; 32
+columns each); 2048 won on some shapes and lost up to 18% on others (results/h200-2026-11-30-s4
+run 3, when every row took these steps)."""
 _FUSED_UNIT_COLUMNS = {2: 8, 4: 32, 8: 32}
 """Columns per mask unit of `fused`'s pass 1 by element size: bytes for 16-bit dtypes (a
 thread's 16-byte vector, no shuffle or barrier in the loop: bf16 sparse and dense rows 5-14%
@@ -121,8 +124,9 @@ _FUSED_RANGE_SUBSTEPS = 4
 """Words per lane a `fused` warp ranks per step of its range (`_rank_ranges`): 2 was up to 4%
 slower (H200, results/h200-2026-11-30-s6 run 4), 8 took 80 registers (sm_90, triton 3.6)."""
 _FUSED_COUNT_SUBSTEPS = 8
-"""Words per lane a `fused` warp counts per step of its range (`_count_ranges`): 16 took `fused`
-to 88 registers (sm_90, triton 3.6: the compiler hoists the tile's index math above pass 1)."""
+"""Words per lane a `fused` warp counts per step of its range (`_count_ranges`): 16 took bf16
+`fused` to 80 registers (the compiler hoists the tile's index math above pass 1;
+benchmarks/triton_registers.py, sm_90, triton 3.6)."""
 _ROWWISE_BLOCK = 8192
 """Upstream's BLOCK_SIZE."""
 _ROWWISE_NUM_WARPS = 4
@@ -169,7 +173,7 @@ def _popcount(x):
 def _lowest_bit(x):
     """Index of the lowest set bit of each nonzero int32: the exponent of that bit's float value
     (a power of two converts exactly, and the sign bit of -2**31 is masked off). One conversion
-    and four integer ops, against a dozen for the popcount of the bits below it."""
+    and five integer ops, against a dozen for the popcount of the bits below it."""
     exponent = (x & -x).to(tl.float32).to(tl.int32, bitcast=True) >> 23
     return (exponent & 0xFF) - 127
 
@@ -358,12 +362,11 @@ def _rank_ranges(
     """Write every kept id of a row whose count fits in W, one range of mask words per warp.
 
     Range k is words [k * range_words, (k + 1) * range_words) and its first id has rank
-    ``sum(range_counts[:k])``. A step takes SUBSTEPS x 32 consecutive words of every range:
-    element e = (substep, range, lane) of a flat tile, lane l of range k's warp holding words
-    l, 32 + l, ... of the step; so the ranks need only scans across a warp (shuffles, on a
-    [SUBSTEPS, RANGES, 32] view), and one block-wide maximum bounds the step's bit loop. Loads
-    and stores stay flat (their layout is the view's, so no layout conversion). Nothing stops
-    early: every id is written, since count <= W.
+    ``sum(range_counts[:k])``. A step takes SUBSTEPS x 32 consecutive words of every range as
+    `_range_tile`'s flat tile, so the ranks need only scans across a warp, and one block-wide
+    maximum bounds the step's bit loop. Nothing stops early: every id is written, since count
+    <= W. (The loads' range masks only save work: a word past its range is the next range's,
+    in order, and would be written again to the same slot.)
     """
     TILE: tl.constexpr = SUBSTEPS * RANGES * 32
     first_word, offset = _range_tile(range_words, RANGES, SUBSTEPS)
@@ -556,7 +559,8 @@ def _fused_kernel(
     whose count fits in W (every id is written) is cut into RANGES ranges of words, one per
     warp: their counts are read once more (`_count_ranges`), then every warp ranks its range
     with warp scans (`_rank_ranges`). A truncated row is ranked from its start until W ids are
-    written (`_rank_words`, block-wide steps: it stops early, and a full row takes one step).
+    written (`_rank_words`, block-wide steps: it stops early; a full row takes one while
+    W <= 32 * RANK_WORDS).
     """
     row = tl.program_id(0).to(tl.int64)
     active = _is_active(num_sampled_ptr, num_sampled_stride, row)

@@ -1,0 +1,36 @@
+"""`fused` compiled for sm_90 without a GPU (tox env triton-ptx, with the H200 image's triton):
+Triton's real lowering, which the interpreter never runs, and the registers that decide how
+many programs an SM holds. The first per-warp-range design took 102 registers with triton 3.6
+and ran 1.4-1.7x slower (results/h200-2026-11-30-s6 run 1); this check finds that on a CPU."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import torch
+
+if os.environ.get("TRITON_INTERPRET") == "1":
+    pytest.skip(
+        "the interpreter replaces Triton's JIT functions: compile checks run without it",
+        allow_module_level=True,
+    )
+try:
+    from triton.backends.compiler import GPUTarget
+    from triton_registers import fused_registers
+except ImportError as error:
+    if os.environ.get("MASKS_REQUIRE_TRITON_PTX") == "1":  # tox env triton-ptx: never skip
+        raise
+    pytest.skip(f"triton is not installed: {error}", allow_module_level=True)
+
+MAX_REGISTERS = 64
+"""Four 256-thread `fused` programs per SM (65536 registers), as in the H200 runs."""
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32, torch.float64])
+def test_fused_compiles_for_sm90_within_64_registers(dtype):
+    registers = fused_registers(dtype, GPUTarget("cuda", 90, 32))
+    assert 0 < registers <= MAX_REGISTERS, (
+        f"fused ({dtype}) takes {registers} registers per thread, more than {MAX_REGISTERS}: "
+        "fewer programs per SM (see benchmarks/triton_registers.py)"
+    )

@@ -1,0 +1,111 @@
+"""Registers per thread of Triton's `fused` kernel, compiled for a GPU target without a GPU.
+
+A `fused` program's registers decide how many programs an SM holds (65536 registers: 64 per
+thread of 256 threads allow four), and Triton's compiler, not the source, decides them: a knob
+can move them by a third. This script compiles `_fused_kernel` the way `compact` launches it
+(contiguous logits, aligned pointers, no num_sampled_tokens) for a target and prints the
+registers that ptxas allocated, read from the cubin's ``.nv.info`` (EIATTR_REGCOUNT). The
+knobs of `masks.backends.triton` can be overridden to see their cost before a GPU run.
+
+Run: ``python benchmarks/triton_registers.py --dtypes bf16,fp32 [--knob _FUSED_RANGE_SUBSTEPS=8]``
+(the result depends on the installed triton version: use the one the GPU runs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import struct
+
+import torch
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+
+from masks.backends import triton as backend
+
+DTYPES = {
+    "bf16": torch.bfloat16,
+    "fp16": torch.float16,
+    "fp32": torch.float32,
+    "fp64": torch.float64,
+}
+_POINTER_TYPES = {torch.bfloat16: "*bf16", torch.float16: "*fp16", torch.float32: "*fp32"}
+_REGCOUNT = 0x2F
+"""EIATTR_REGCOUNT: a kernel's registers per thread in the cubin's .nv.info sections."""
+
+
+def register_count(cubin: bytes) -> int:
+    """Registers per thread from an ELF cubin's EIATTR_REGCOUNT attribute."""
+    section_offset = struct.unpack_from("<Q", cubin, 0x28)[0]
+    entry_size, count, names_index = struct.unpack_from("<HHH", cubin, 0x3A)
+    sections = [
+        struct.unpack_from("<IIQQQQIIQQ", cubin, section_offset + i * entry_size)
+        for i in range(count)
+    ]
+    names = sections[names_index][4]
+    for section in sections:
+        name = cubin[names + section[0] : cubin.index(b"\0", names + section[0])]
+        if not name.startswith(b".nv.info"):
+            continue
+        position, end = section[4], section[4] + section[5]
+        while position < end:
+            form, attribute = cubin[position], cubin[position + 1]
+            if form != 4:  # fixed-size attribute: 4 bytes
+                position += 4
+                continue
+            size = struct.unpack_from("<H", cubin, position + 2)[0]
+            if attribute == _REGCOUNT:
+                return struct.unpack_from("<I", cubin, position + 8)[0]
+            position += 4 + size
+    raise ValueError("no EIATTR_REGCOUNT in the cubin")
+
+
+def fused_registers(dtype: torch.dtype, target: GPUTarget) -> int:
+    """Compile `_fused_kernel` for ``dtype`` as `compact` would launch it; its registers."""
+    int_type, exponent, itemsize = backend._BITS[dtype]
+    constexprs = {
+        "num_sampled_ptr": None,
+        "col_stride": 1,
+        "INT": int_type,
+        "EXP": exponent,
+        "BLOCK": backend._FUSED_BLOCK_BYTES // itemsize,
+        "RANK_WORDS": backend._FUSED_RANK_WORDS,
+        "PAD": backend._PAD_BLOCK,
+        "WORDS": True,
+        "UNIT": backend._FUSED_UNIT_COLUMNS[itemsize],
+        "RANGES": backend._FUSED_NUM_WARPS,
+        "SUBSTEPS": backend._FUSED_RANGE_SUBSTEPS,
+        "COUNT_SUBSTEPS": backend._FUSED_COUNT_SUBSTEPS,
+    }
+    pointer = _POINTER_TYPES.get(dtype, "*fp64")
+    types = {"logits_ptr": pointer, "ids_ptr": "*i32", "counts_ptr": "*i32", "mask_ptr": "*u8"}
+    names = backend._fused_kernel.arg_names
+    signature = {n: "constexpr" if n in constexprs else types.get(n, "i32") for n in names}
+    aligned = ("logits_ptr", "row_stride", "ids_ptr", "counts_ptr", "mask_ptr", "vocab_size")
+    attributes = {(names.index(n),): [["tt.divisibility", 16]] for n in aligned}
+    source = ASTSource(backend._fused_kernel, signature, constexprs=constexprs, attrs=attributes)
+    compiled = triton.compile(
+        source, target=target, options={"num_warps": backend._FUSED_NUM_WARPS}
+    )
+    return register_count(compiled.asm["cubin"])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dtypes", default="bf16,fp32")
+    parser.add_argument("--arch", type=int, default=90, help="compute capability, e.g. 90")
+    parser.add_argument(
+        "--knob", action="append", default=[], help="NAME=VALUE of masks.backends.triton"
+    )
+    args = parser.parse_args()
+    for knob in args.knob:
+        name, value = knob.split("=")
+        setattr(backend, name, int(value))
+    target = GPUTarget("cuda", args.arch, 32)
+    print(f"triton {triton.__version__}, sm_{args.arch}, knobs {args.knob or 'as committed'}")
+    for name in args.dtypes.split(","):
+        print(f"{name}: {fused_registers(DTYPES[name], target)} registers per thread")
+
+
+if __name__ == "__main__":
+    main()
