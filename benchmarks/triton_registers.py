@@ -29,7 +29,12 @@ DTYPES = {
     "fp32": torch.float32,
     "fp64": torch.float64,
 }
-_POINTER_TYPES = {torch.bfloat16: "*bf16", torch.float16: "*fp16", torch.float32: "*fp32"}
+_POINTER_TYPES = {
+    torch.bfloat16: "*bf16",
+    torch.float16: "*fp16",
+    torch.float32: "*fp32",
+    torch.float64: "*fp64",
+}
 _REGCOUNT = 0x2F
 """EIATTR_REGCOUNT: a kernel's registers per thread in the cubin's .nv.info sections."""
 
@@ -62,23 +67,17 @@ def register_count(cubin: bytes) -> int:
 
 def fused_registers(dtype: torch.dtype, target: GPUTarget) -> int:
     """Compile `_fused_kernel` for ``dtype`` as `compact` would launch it; its registers."""
-    int_type, exponent, itemsize = backend._BITS[dtype]
     constexprs = {
         "num_sampled_ptr": None,
         "col_stride": 1,
-        "INT": int_type,
-        "EXP": exponent,
-        "BLOCK": backend._FUSED_BLOCK_BYTES // itemsize,
-        "RANK_WORDS": backend._FUSED_RANK_WORDS,
-        "PAD": backend._PAD_BLOCK,
-        "WORDS": True,
-        "UNIT": backend._FUSED_UNIT_COLUMNS[itemsize],
-        "RANGES": backend._FUSED_NUM_WARPS,
-        "SUBSTEPS": backend._FUSED_RANGE_SUBSTEPS,
-        "COUNT_SUBSTEPS": backend._FUSED_COUNT_SUBSTEPS,
+        **backend._fused_constexprs(dtype, words=True),
     }
-    pointer = _POINTER_TYPES.get(dtype, "*fp64")
-    types = {"logits_ptr": pointer, "ids_ptr": "*i32", "counts_ptr": "*i32", "mask_ptr": "*u8"}
+    types = {
+        "logits_ptr": _POINTER_TYPES[dtype],
+        "ids_ptr": "*i32",
+        "counts_ptr": "*i32",
+        "mask_ptr": "*u8",
+    }
     names = backend._fused_kernel.arg_names
     signature = {n: "constexpr" if n in constexprs else types.get(n, "i32") for n in names}
     aligned = ("logits_ptr", "row_stride", "ids_ptr", "counts_ptr", "mask_ptr", "vocab_size")

@@ -754,6 +754,18 @@ def _fused_min_rows(device: torch.device) -> int:
     return math.ceil(_FUSED_MIN_ROWS_PER_SM * _sm_count(device))
 
 
+def _fused_constexprs(dtype: torch.dtype, words: bool) -> dict:
+    """`_fused_kernel`'s constexprs for logits of ``dtype``, in its parameter order (also what
+    benchmarks/triton_registers.py compiles)."""
+    int_type, exponent, itemsize = _BITS[dtype]
+    return {
+        "INT": int_type, "EXP": exponent, "BLOCK": _FUSED_BLOCK_BYTES // itemsize,
+        "RANK_WORDS": _FUSED_RANK_WORDS, "PAD": _PAD_BLOCK, "WORDS": words,
+        "UNIT": _FUSED_UNIT_COLUMNS[itemsize], "RANGES": _FUSED_NUM_WARPS,
+        "SUBSTEPS": _FUSED_RANGE_SUBSTEPS, "COUNT_SUBSTEPS": _FUSED_COUNT_SUBSTEPS,
+    }  # fmt: skip
+
+
 def _auto_variant(num_reqs: int, device: torch.device) -> str:
     """`fused` from `_fused_min_rows` rows on, else `split`."""
     return "fused" if num_reqs >= _fused_min_rows(device) else "split"
@@ -772,7 +784,7 @@ def compact(
         return
     num_reqs, vocab_size = logits.shape
     width = out.token_ids.shape[1]
-    int_type, exponent, itemsize = _BITS[logits.dtype]
+    int_type, exponent, _ = _BITS[logits.dtype]
     row_stride, col_stride = logits.stride()
     num_sampled_stride = 0 if num_sampled_tokens is None else num_sampled_tokens.stride(0)
     mask = out.packed_mask
@@ -804,11 +816,7 @@ def compact(
             _fused_kernel, device, (num_reqs, 1, 1), _FUSED_NUM_WARPS,
             (logits, row_stride, col_stride, num_sampled_tokens, num_sampled_stride,
              out.token_ids, out.counts, mask, vocab_size, width),
-            {"INT": int_type, "EXP": exponent, "BLOCK": _FUSED_BLOCK_BYTES // itemsize,
-             "RANK_WORDS": _FUSED_RANK_WORDS, "PAD": _PAD_BLOCK, "WORDS": words,
-             "UNIT": _FUSED_UNIT_COLUMNS[itemsize], "RANGES": _FUSED_NUM_WARPS,
-             "SUBSTEPS": _FUSED_RANGE_SUBSTEPS, "COUNT_SUBSTEPS": _FUSED_COUNT_SUBSTEPS},
-            call_key,
+            _fused_constexprs(logits.dtype, words), call_key,
         )  # fmt: skip
     elif variant == "rowwise":  # upstream's launch: one program per row, default 4 warps
         _launch(
