@@ -141,6 +141,21 @@ def test_runs_on_torchs_current_stream() -> None:
 
 
 @needs_gpu
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_fused_ranges_longer_than_one_batch_of_rank_steps(dtype: torch.dtype) -> None:
+    """``rank_mask`` loads 4 steps of 4096 columns per round trip: warp ranges past 16384
+    columns (V > 16 warps x 16384) take a second batch, full steps (consecutive ids) sit next
+    to steps with masked columns, and W is cut inside a step."""
+    vocab = cupy_backend.FUSED_THREADS // 32 * 4 * 4096 + 808
+    logits = make_logits(3, vocab, [vocab, vocab, 4_000], dtype=dtype, seed=1, device="cuda")
+    logits[1, 1_030] = logits[1, 200_000] = float("-inf")
+    for width in (1_500, 5_000, vocab):
+        expected = reference(logits.cpu(), None, width)
+        actual = masks.compact_sampling_mask(logits, None, width, "cupy:fused")
+        assert_masks_equal(actual, expected)
+
+
+@needs_gpu
 def test_split_leaves_its_scratch_zero_for_the_next_call() -> None:
     """Ticket, done counter and flags are reset by the launch's last block: consecutive calls of
     any shape (early stop at small W, full rows, inactive rows) stay exact with no memset."""

@@ -144,11 +144,13 @@ def test_multi_segment_rows(variant: str, dtype: torch.dtype, tail: int, stride:
 
 @needs_kernels
 @pytest.mark.parametrize("variant", ["fused", "split"])
-def test_ranges_longer_than_one_batch_of_rank_rounds(variant: str) -> None:
-    """Warp ranges of more than RANK_ROUNDS rounds of mask words (4096 columns): the second
-    batch of rounds, full rounds (consecutive ids) next to rounds with masked columns, and W
-    cut inside a round, which the conformance suite's emulated vocabulary does not reach."""
-    vocab = 9_000
+def test_ranges_longer_than_one_batch_of_rank_steps(variant: str) -> None:
+    """Warp ranges of more than RANK_STEPS steps of mask words (``fused``: a step is 4096
+    columns): the next batch of steps, full steps (consecutive ids) next to steps with masked
+    columns, and W cut inside a step, which the conformance suite's emulated vocabulary does
+    not reach."""
+    step_cols = 1024 * nb.FUSED_LANE_WORDS
+    vocab = nb.FUSED_THREADS // 32 * nb.RANK_STEPS * step_cols + 808  # simulator: 9000
     logits = make_logits(3, vocab, supports=[vocab, vocab, 4_000], seed=1)
     logits[1, 1_030] = logits[1, 5_000] = float("-inf")
     for width in (1_500, 5_000, vocab):

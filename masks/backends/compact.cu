@@ -8,8 +8,9 @@
 // lane l owns mask byte l of a segment (columns 8l..8l+7: one or two 16-byte loads, or four for
 // fp64), so mask stores are one coalesced byte per lane. A warp streams a contiguous range of
 // segments with no barrier (pass 1: mask bytes + lane counts), the warp counts are combined once,
-// and the warp ranks its range from the mask words it wrote (pass 2: popcount per 32-bit word, a
-// shuffle scan, then only the set bits, stopping at W). All address arithmetic is 64-bit.
+// and the warp ranks its range from the mask words it wrote (pass 2: popcounts of each lane's
+// consecutive 32-bit words, one shuffle scan per step, then only the set bits, stopping at W).
+// All address arithmetic is 64-bit.
 
 // ---- Dtypes: logits are read as raw bits; "kept" means the exponent is not all ones. --------
 
@@ -110,11 +111,13 @@ __device__ __forceinline__ void emit_ids(unsigned bits, unsigned rank, long long
   }
 }
 
-// Warp call: slots rank .. rank + 1023 (< width) get columns col .. col + 1023, one coalesced
-// store per lane and 32 slots (full rows would otherwise cost 32 scattered stores per lane).
+// Warp call: slots rank .. rank + kCols - 1 (< width) get columns col .. col + kCols - 1, one
+// coalesced store per lane and 32 slots (a full step would otherwise cost kCols / 32 scattered
+// stores per lane).
+template <unsigned kCols>
 __device__ __forceinline__ void fill_consecutive(int* row_ids, unsigned rank, long long col,
                                                  unsigned width) {
-  for (unsigned i = threadIdx.x & 31u; i < 1024u && rank + i < width; i += 32u) {
+  for (unsigned i = threadIdx.x & 31u; i < kCols && rank + i < width; i += 32u) {
     row_ids[rank + i] = static_cast<int>(col + i);
   }
 }
@@ -219,31 +222,61 @@ __device__ __forceinline__ unsigned mask_word(const unsigned char* row_mask, lon
   return word;
 }
 
+// Mask bytes [b, b + 4 * kWords) of a row as kWords little-endian words (one 16-byte load for
+// four aligned words); bytes at or after `end` read as 0.
+template <int kWords>
+__device__ __forceinline__ void mask_words(unsigned (&words)[kWords], const unsigned char* row_mask,
+                                           long long b, long long end) {
+  if (b >= end) {
+#pragma unroll
+    for (int i = 0; i < kWords; ++i) words[i] = 0u;
+    return;
+  }
+  if (kWords == 4 && b + 16 <= end &&
+      (reinterpret_cast<unsigned long long>(row_mask + b) & 15u) == 0u) {
+    const uint4 q = *reinterpret_cast<const uint4*>(row_mask + b);
+    const unsigned loaded[4] = {q.x, q.y, q.z, q.w};
+#pragma unroll
+    for (int i = 0; i < kWords; ++i) words[i] = loaded[i];
+    return;
+  }
+#pragma unroll
+  for (int i = 0; i < kWords; ++i) words[i] = mask_word(row_mask, b + 4 * i, end);
+}
+
 // Pass 2 (whole warp): writes the ids of the kept columns of mask bytes [begin, end) of a row
-// (begin a multiple of 4), the first of them having rank `ranked`, into slots < width. Work is
-// proportional to words + set bits: per step of 128 bytes each lane takes one 32-bit word, a
-// shuffle scan of the word popcounts gives its rank, and only set bits are visited (at most 32
-// ids per lane and step); a step whose 32 words are all full (no masked column: sampling
-// without truncation) writes its 1024 consecutive columns with coalesced stores instead. The
-// words of four steps are loaded before the first is ranked, so a warp's range costs few
+// (begin a multiple of 4 * kWords), the first of them having rank `ranked`, into slots < width.
+// Work is proportional to words + set bits: per step each lane takes kWords consecutive 32-bit
+// words (a step is 32 * kWords words), one shuffle scan of the lanes' popcounts gives its first
+// rank, and only set bits are visited; a step whose words are all full (no masked column:
+// sampling without truncation) writes its consecutive columns with coalesced stores instead. The
+// words of kRankSteps steps are loaded before the first is ranked, so a range costs few
 // dependent load round trips (at one wave of rows this pass is the kernel's tail). Stops once
 // ranks reach W.
+// kWords: 4 for fused's long ranges (a 16384-column range in one round trip, and a quarter of
+// the scans of one word per lane: sparse and dense rows up to 10% faster at R = 256 and 512 on
+// the H200, results of 2026-12-01); 1 for split's short units (1-16 segments), whose set bits
+// four words per lane would pile onto a few lanes (full rows took 22-34% longer at R = 1-16).
+template <int kWords>
 __device__ __forceinline__ void rank_mask(const unsigned char* row_mask, long long begin,
                                           long long end, unsigned ranked, unsigned width,
                                           int* row_ids) {
-  constexpr int kSteps = 4;
+  constexpr int kRankSteps = 4;
+  constexpr long long kStepBytes = 128 * kWords;
+  constexpr unsigned kStepCols = 8 * kStepBytes;
   const unsigned lane = threadIdx.x & 31u;
-  for (long long b = begin; b < end && ranked < width; b += 128 * kSteps) {
-    unsigned words[kSteps];
+  for (long long b = begin; b < end && ranked < width; b += kStepBytes * kRankSteps) {
+    unsigned words[kRankSteps][kWords];
 #pragma unroll
-    for (int k = 0; k < kSteps; ++k) {
-      const long long mine = b + 128 * k + 4 * lane;
-      words[k] = mine < end ? mask_word(row_mask, mine, end) : 0u;
+    for (int k = 0; k < kRankSteps; ++k) {
+      mask_words<kWords>(words[k], row_mask, b + kStepBytes * k + 4 * kWords * lane, end);
     }
 #pragma unroll
-    for (int k = 0; k < kSteps; ++k) {
+    for (int k = 0; k < kRankSteps; ++k) {
       if (ranked >= width) break;  // warp-uniform
-      const unsigned count = static_cast<unsigned>(__popc(words[k]));
+      unsigned count = 0u;
+#pragma unroll
+      for (int i = 0; i < kWords; ++i) count += static_cast<unsigned>(__popc(words[k][i]));
       unsigned inclusive = count;
 #pragma unroll
       for (int d = 1; d < 32; d <<= 1) {
@@ -251,11 +284,17 @@ __device__ __forceinline__ void rank_mask(const unsigned char* row_mask, long lo
         if (lane >= static_cast<unsigned>(d)) inclusive += v;
       }
       const unsigned step_count = __shfl_sync(kFullMask, inclusive, 31);
-      if (step_count == 32u * 32u) {  // every word full: consecutive columns, coalesced stores
-        fill_consecutive(row_ids, ranked, (b + 128 * k) * 8, width);
-      } else {
-        emit_ids(words[k], ranked + inclusive - count, (b + 128 * k + 4 * lane) * 8, width,
-                 row_ids);
+      const long long step = b + kStepBytes * k;
+      if (step_count == kStepCols) {  // every word full: consecutive columns, coalesced stores
+        fill_consecutive<kStepCols>(row_ids, ranked, step * 8, width);
+      } else if (count > 0u) {
+        unsigned rank = ranked + inclusive - count;
+        const long long col = (step + 4 * kWords * lane) * 8;
+#pragma unroll
+        for (int i = 0; i < kWords; ++i) {
+          emit_ids(words[k][i], rank, col + 32 * i, width, row_ids);
+          rank += static_cast<unsigned>(__popc(words[k][i]));
+        }
       }
       ranked += step_count;
     }
@@ -306,7 +345,7 @@ __device__ __forceinline__ void rank_unit(const unsigned char* mask, long long n
   const long long mask_bytes = (num_cols + 7) >> 3;
   long long seg_begin, seg_end;
   unit_segments(unit, segs_per_unit, num_segs, &seg_begin, &seg_end);
-  rank_mask(mask + row * mask_bytes, seg_begin * 32, min_ll(seg_end * 32, mask_bytes), before,
+  rank_mask<1>(mask + row * mask_bytes, seg_begin * 32, min_ll(seg_end * 32, mask_bytes), before,
             width, row_ids);
 }
 
@@ -437,6 +476,6 @@ __global__ void __launch_bounds__(kThreads, min_blocks(kThreads))
   const unsigned w = static_cast<unsigned>(width);
   fill_ids<kThreads>(row_ids, total < w ? total : w, width);
   if (before < w && kept > 0u) {
-    rank_mask(row_mask, seg_begin * 32, min_ll(seg_end * 32, mask_bytes), before, w, row_ids);
+    rank_mask<4>(row_mask, seg_begin * 32, min_ll(seg_end * 32, mask_bytes), before, w, row_ids);
   }
 }

@@ -23,12 +23,13 @@ Kernels (the layout of masks/backends/compact.cu, whose design notes are in cupy
        benchmarks/results/h200-2026-11-30-s5).
     2. Once the counts are combined (``fused``: one barrier; ``split``: one barrier and the
        look-back below), the warp ranks its range from the mask it has written (1/32 of the
-       fp32 bytes, cache-hot): each lane takes one 32-bit mask word (one load when mask rows
-       are 4-byte aligned, bytes otherwise; RANK_ROUNDS rounds of words loaded before the
-       first is ranked), `warp_scan` gives the exclusive prefix of the word popcounts, the
-       lane writes the ids of its set bits (only set bits are visited; a round of 32 full
-       words writes consecutive ids with coalesced stores) to slots < W, and the warp stops
-       once its ranks reach W or its last kept id.
+       fp32 bytes, cache-hot) in steps: each lane takes consecutive 32-bit mask words (4 in
+       ``fused``'s long ranges, 1 in ``split``'s short units; word loads when mask rows are
+       4-byte aligned, bytes otherwise; RANK_STEPS steps loaded before the first is ranked),
+       `warp_scan` gives the exclusive prefix of the lanes' popcounts, the lane writes the ids
+       of its set bits (only set bits are visited; a step of full words writes consecutive
+       ids with coalesced stores) to slots < W, and the warp stops once its ranks reach W or
+       its last kept id.
     ``fused`` runs one block of FUSED_THREADS per row. ``split`` (few rows: R = 1 must fill
     the GPU) runs tiles of SPLIT_THREADS / 32 units, grid = rows x tiles (`split_tiling`), in
     one launch, not two: at R = 1..16 a second launch cost ~1-2 us of device time and ~6 us of
@@ -141,8 +142,13 @@ FUSED_MIN_WAVES = 0.5
 """`auto` runs `fused` once the rows fill this many waves of resident fused blocks."""
 _RESIDENT_THREADS = 1024
 """Per SM: every kernel is compiled for 1024 / threads resident blocks (64 registers)."""
-RANK_ROUNDS = 4
-"""Pass 2: rounds of mask words (128 bytes each) a warp loads before ranking the first."""
+FUSED_LANE_WORDS = 4
+"""Pass 2 of ``fused``: 32-bit mask words per lane and step (``split``: 1)."""
+RANK_STEPS = 1 if SIMULATED else 4
+"""Pass 2: steps a warp loads before ranking the first (GPU: a fused range of 16384 columns in
+one load round trip; simulator: one, so that small rows reach the next batch)."""
+RANK_WORDS = FUSED_LANE_WORDS * RANK_STEPS
+"""Pass 2: 32-bit mask words a lane holds per batch of steps."""
 SCAN_SLOTS = 32 if SIMULATED else 0
 """Shared words per warp of `warp_scan` (only `warp_scan_shared` uses them)."""
 
@@ -185,7 +191,7 @@ def _jit_kernel(function, threads: int):
 def warp_scan_shuffle(value, lane, scratch):
     """``(sum of value over lanes < lane, sum over the warp)`` (shuffles; ``scratch`` unused).
 
-    ``value`` fits int32 (a 32-bit word's popcount, a unit's or a row's count).
+    ``value`` fits int32 (a lane's mask-word popcounts, a unit's or a row's count).
     """
     inclusive = types.int32(value)
     delta = 1
@@ -303,45 +309,60 @@ def _emit_ids(word, rank, col, width, ids, id_row):
 
 
 @cuda.jit(device=True)
-def _fill_consecutive(rank, col, width, ids, id_row, lane):
-    """Warp call: slots ``rank .. rank + 1023`` (< width) get columns ``col .. col + 1023``, one
-    coalesced store per lane and 32 slots (full words would cost 32 scattered stores a lane)."""
-    for i in range(lane, min(32 * 32, width - rank), 32):
+def _fill_consecutive(rank, col, cols, width, ids, id_row, lane):
+    """Warp call: slots ``rank .. rank + cols - 1`` (< width) get columns ``col ..``, one
+    coalesced store per lane and 32 slots (a full step would cost cols / 32 scattered stores a
+    lane)."""
+    for i in range(lane, min(cols, width - rank), 32):
         ids[id_row + rank + i] = col + i
 
 
 @cuda.jit(device=True)
 def _rank_range(
-    mask, mask_words, aligned, mask_row, begin, end, ranked, limit, ids, id_row, width, lane, scan
+    mask, mask_words, aligned, mask_row, begin, end, ranked, limit, ids, id_row, width, lane, scan,
+    lane_words,
 ):  # fmt: skip
     """Warp call: ids of the kept columns of bytes ``[begin, end)`` of the row's mask.
 
-    ``begin`` is a multiple of 4; ``ranked`` = kept columns of the row before ``begin``. Each
-    round a lane takes one 32-bit word (128 bytes per round), `warp_scan` ranks the words (a
-    round of 32 full words writes consecutive ids instead), and the rounds stop once ``ranked``
-    reaches ``limit`` (min of W and the range's last rank + 1). The words of RANK_ROUNDS rounds
-    are loaded before the first is ranked: at one wave of rows this pass is the kernel's tail,
-    and a warp's range of sparse rows took one dependent L2 round trip per round (CUDA C
-    batches the same way).
+    ``begin`` is a multiple of ``4 * lane_words``; ``ranked`` = kept columns of the row before
+    ``begin``. Each step a lane takes ``lane_words`` consecutive 32-bit mask words,
+    `warp_scan` ranks the lanes' popcounts (a step of full words writes consecutive ids
+    instead), the lane writes the ids of its set bits, and the steps stop once ``ranked``
+    reaches ``limit`` (min of W and the range's last rank + 1). The words of RANK_STEPS steps
+    are loaded before the first is ranked: at one wave of rows this pass is the kernel's tail.
+    ``lane_words`` is 4 for ``fused``'s long ranges and 1 for ``split``'s short units (as in
+    CUDA C's ``rank_mask<kWords>``, whose notes give the measurements).
     """
-    words = cuda.local.array(RANK_ROUNDS, types.uint32)
+    step_bytes = 128 * lane_words
+    words = cuda.local.array(RANK_WORDS, types.uint32)
     b = begin
     while b < end and ranked < limit:
-        for k in range(RANK_ROUNDS):
-            mine = b + 128 * k + 4 * lane
-            words[k] = 0
-            if mine < end:
-                words[k] = _mask_word(mask, mask_words, aligned, mask_row, mine, end)
-        for k in range(RANK_ROUNDS):
+        for k in range(RANK_STEPS):
+            for i in range(lane_words):
+                mine = b + step_bytes * k + 4 * (lane_words * lane + i)
+                words[lane_words * k + i] = 0
+                if mine < end:
+                    words[lane_words * k + i] = _mask_word(
+                        mask, mask_words, aligned, mask_row, mine, end
+                    )
+        for k in range(RANK_STEPS):
             if ranked < limit:  # warp-uniform
-                mine = b + 128 * k + 4 * lane
-                before, total = warp_scan(cuda.popc(words[k]), lane, scan)
-                if total == 32 * 32:  # every word full (warp-uniform): consecutive columns
-                    _fill_consecutive(ranked, 8 * (b + 128 * k), width, ids, id_row, lane)
+                count = 0
+                for i in range(lane_words):
+                    count += cuda.popc(words[lane_words * k + i])
+                before, total = warp_scan(count, lane, scan)
+                first = b + step_bytes * k
+                if total == 8 * step_bytes:  # every word full (warp-uniform): consecutive ids
+                    _fill_consecutive(ranked, 8 * first, 8 * step_bytes, width, ids, id_row, lane)
                 else:
-                    _emit_ids(words[k], ranked + before, 8 * mine, width, ids, id_row)
+                    rank = ranked + before
+                    for i in range(lane_words):
+                        word = words[lane_words * k + i]
+                        col = 8 * (first + 4 * (lane_words * lane + i))
+                        _emit_ids(word, rank, col, width, ids, id_row)
+                        rank += cuda.popc(word)
                 ranked += total
-        b += 128 * RANK_ROUNDS
+        b += step_bytes * RANK_STEPS
 
 
 @cuda.jit(device=True)
@@ -373,7 +394,7 @@ def _rank_unit(
         _rank_range(
             mask, mask_words, aligned, row * num_bytes, 32 * seg,
             min(32 * (seg + segs_per_unit), num_bytes), before, min(width, before + count), ids,
-            row * width, width, lane, scan,
+            row * width, width, lane, scan, 1,
         )  # fmt: skip
 
 
@@ -586,6 +607,7 @@ def _dtype_kernels(itemsize: int) -> dict:
             _rank_range(
                 mask, mask_words, aligned, mask_row, 32 * seg, min(32 * end, num_bytes),
                 before, min(width, before + count), ids, id_row, width, lane, scan,
+                FUSED_LANE_WORDS,
             )  # fmt: skip
 
     @cuda.jit(device=True)
