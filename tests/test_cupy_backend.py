@@ -142,11 +142,14 @@ def test_runs_on_torchs_current_stream() -> None:
 
 @needs_gpu
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
-def test_fused_ranges_longer_than_one_batch_of_rank_steps(dtype: torch.dtype) -> None:
+@pytest.mark.parametrize("tail", [808, 896], ids=["mask-rows-unaligned", "mask-rows-aligned"])
+def test_fused_ranges_longer_than_one_batch_of_rank_steps(dtype: torch.dtype, tail: int) -> None:
     """``rank_mask`` loads 4 steps of 4096 columns per round trip: warp ranges past 16384
     columns (V > 16 warps x 16384) take a second batch, full steps (consecutive ids) sit next
-    to steps with masked columns, and W is cut inside a step."""
-    vocab = cupy_backend.FUSED_THREADS // 32 * 4 * 4096 + 808
+    to steps with masked columns, and W is cut inside a step; mask rows that are (896) and are
+    not (808) 16-byte aligned, so rows with holes go through both the 16-byte and the word
+    loads."""
+    vocab = cupy_backend.FUSED_THREADS // 32 * 4 * 4096 + tail
     logits = make_logits(3, vocab, [vocab, vocab, 4_000], dtype=dtype, seed=1, device="cuda")
     logits[1, 1_030] = logits[1, 200_000] = float("-inf")
     for width in (1_500, 5_000, vocab):

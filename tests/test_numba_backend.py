@@ -142,15 +142,9 @@ def test_multi_segment_rows(variant: str, dtype: torch.dtype, tail: int, stride:
         assert_masks_equal(got, want)
 
 
-@needs_kernels
-@pytest.mark.parametrize("variant", ["fused", "split"])
-def test_ranges_longer_than_one_batch_of_rank_steps(variant: str) -> None:
-    """Warp ranges of more than RANK_STEPS steps of mask words (``fused``: a step is 4096
-    columns): the next batch of steps, full steps (consecutive ids) next to steps with masked
-    columns, and W cut inside a step, which the conformance suite's emulated vocabulary does
-    not reach."""
-    step_cols = 1024 * nb.FUSED_LANE_WORDS
-    vocab = nb.FUSED_THREADS // 32 * nb.RANK_STEPS * step_cols + 808  # simulator: 9000
+def _check_past_one_batch(variant: str, vocab: int) -> None:
+    """Full rows (consecutive ids), a full row with two holes and a sparse row of ``vocab``
+    columns at widths cut inside a step and past the row, against the reference."""
     logits = make_logits(3, vocab, supports=[vocab, vocab, 4_000], seed=1)
     logits[1, 1_030] = logits[1, 5_000] = float("-inf")
     for width in (1_500, 5_000, vocab):
@@ -159,6 +153,34 @@ def test_ranges_longer_than_one_batch_of_rank_steps(variant: str) -> None:
         got = SamplingMask.empty(3, vocab, width, device=DEVICE)
         nb.compact(logits.to(DEVICE), None, got, variant)
         assert_masks_equal(got, want)
+
+
+@needs_kernels
+@pytest.mark.parametrize("variant", ["fused", "split"])
+@pytest.mark.parametrize("tail", [808, 896], ids=["mask-rows-unaligned", "mask-rows-aligned"])
+def test_ranges_longer_than_one_batch_of_rank_steps(variant: str, tail: int) -> None:
+    """Warp ranges of more than RANK_STEPS steps of mask words (``fused``: a step is 4096
+    columns): the next batch of steps, full steps next to steps with masked columns, and W cut
+    inside a step, which the conformance suite's emulated vocabulary does not reach; mask rows
+    of ``V / 8`` bytes that are (896) and are not (808) multiples of 16, so both the word loads
+    and the byte path rank rows with holes on the GPU."""
+    step_cols = 1024 * nb.FUSED_LANE_WORDS
+    _check_past_one_batch(variant, nb.FUSED_THREADS // 32 * nb.RANK_STEPS * step_cols + tail)
+
+
+@pytest.mark.skipif(
+    not nb.SIMULATED,
+    reason="simulator only: a GPU kernel compiles RANK_STEPS in (the test above covers 4 there)",
+)
+@pytest.mark.parametrize("variant", ["fused", "split"])
+def test_batches_of_several_rank_steps_in_the_simulator(
+    variant: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The simulator's RANK_STEPS is 1, so the indexing of a batch's later steps
+    (``words[lane_words * k + i]``, k > 0) runs there only with a larger batch."""
+    monkeypatch.setattr(nb, "RANK_STEPS", 2)
+    monkeypatch.setattr(nb, "RANK_WORDS", 2 * nb.FUSED_LANE_WORDS)
+    _check_past_one_batch(variant, nb.FUSED_THREADS // 32 * 2 * 1024 * nb.FUSED_LANE_WORDS + 896)
 
 
 @needs_kernels
