@@ -254,9 +254,8 @@ __device__ __forceinline__ void mask_words(unsigned (&words)[kWords], const unsi
 // dependent load round trips (at one wave of rows this pass is the kernel's tail). Stops once
 // ranks reach W.
 // kWords: 4 for fused's long ranges (a 16384-column range in one round trip, and a quarter of
-// the scans of one word per lane: sparse and dense rows up to 10% faster at R = 256 and 512 on
-// the H200, results of 2026-12-01); 1 for split's short units (1-16 segments), whose set bits
-// four words per lane would pile onto a few lanes (full rows took 22-34% longer at R = 1-16).
+// the scans of one word per lane); 1 for split's short units (1-16 segments), whose set bits
+// four words per lane would pile onto a few lanes. Measurements: cupy.py's design notes.
 template <int kWords>
 __device__ __forceinline__ void rank_mask(const unsigned char* row_mask, long long begin,
                                           long long end, unsigned ranked, unsigned width,

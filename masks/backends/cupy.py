@@ -19,7 +19,8 @@ Design (the one every GPU backend of masks follows):
   no truncation) is written as consecutive ids with coalesced stores. Four words per lane cut
   ``fused``'s scans by four and load a 16384-column range in one round trip: on the H200,
   sparse and dense rows at R = 256 and 512 took 0.1-10% less time than with one word per lane
-  (full rows within 3% either way; results/h200-2026-12-01).
+  (full rows within 3% either way); in ``split`` they put a unit's set bits on a quarter of the
+  lanes, and full rows at R = 1-16 took 22-34% longer (results/h200-2026-12-01).
 * ``split`` (few rows; R=1 must fill the GPU): a *unit* is ``segs_per_unit`` segments of a row,
   one per warp; a tile (block) is ``SPLIT_THREADS / 32`` units; one launch. A block takes a
   ticket from an atomic counter and works on that tile, runs pass 1, publishes the tile's kept

@@ -331,7 +331,7 @@ def _rank_range(
     reaches ``limit`` (min of W and the range's last rank + 1). The words of RANK_STEPS steps
     are loaded before the first is ranked: at one wave of rows this pass is the kernel's tail.
     ``lane_words`` is 4 for ``fused``'s long ranges and 1 for ``split``'s short units (as in
-    CUDA C's ``rank_mask<kWords>``, whose notes give the measurements).
+    CUDA C's ``rank_mask<kWords>``; the measurements are in cupy.py's design notes).
     """
     step_bytes = 128 * lane_words
     words = cuda.local.array(RANK_WORDS, types.uint32)
