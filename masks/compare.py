@@ -8,7 +8,8 @@ a wrong kernel's speed means nothing. Passing backends are then timed with `mask
 
 - device time per call (CUDA events after an L2 flush; median of up to ``--reps`` repetitions,
   fewer when ``--budget-ms`` runs out on a large shape),
-- host dispatch per call (back-to-back calls, no synchronisation),
+- host dispatch per call (back-to-back calls, no synchronisation; the shape's backends in
+  interleaved rounds, beside a probe of the host's own speed: a one-element torch fill),
 - GB/s over the minimal traffic (`masks.timing.minimal_bytes`) and its percentage of the
   device-to-device copy ceiling measured at the start of the same run,
 - speedups against the reference (``torch``) and the per-row design (``triton:rowwise``).
@@ -79,6 +80,7 @@ DEFAULT_REPS = 200
 DEFAULT_BUDGET_MS = 40.0
 """Wall-clock budget of one backend's device timing on one shape; dispatch gets half of it."""
 DISPATCH_BATCHES = 5
+"""Rounds of host-dispatch batches per shape: one batch of every timed backend and the probe."""
 MAX_CALLS_PER_BATCH = 50
 """Keeps a batch's launches far below the CUDA launch-queue depth (about 1024)."""
 
@@ -171,6 +173,9 @@ class Result:
     device_time_p90_us: float | None = None
     reps: int = 0
     dispatch_us: float | None = None
+    host_probe_us: float | None = None
+    """Host time per call of a one-element torch fill on the same device, timed in the same
+    rounds as ``dispatch_us`` (`host_probe`): the host's own speed while it was measured."""
     minimal_bytes: int = 0
     gbps: float | None = None
     pct_of_ceiling: float | None = None
@@ -289,6 +294,12 @@ def gate(candidate: Candidate, case: Case, out: SamplingMask) -> tuple[str, str]
     return "ok", ""
 
 
+def host_probe(device: torch.device) -> timing.Call:
+    """A one-element torch fill on ``device``: about the cheapest launch from Python, timed beside
+    the backends' dispatch so that a slow spell of the host shows as such."""
+    return torch.zeros(1, device=device).zero_
+
+
 def measure(
     candidate: Candidate,
     case: Case,
@@ -298,30 +309,76 @@ def measure(
     l2_flush: str = timing.L2_FLUSHES[0],
 ) -> Result:
     """Gate one backend on one case, then (only if it passed) time it."""
+    return measure_candidates([candidate], case, ceiling, max_reps, budget_s, l2_flush)[0]
+
+
+def measure_candidates(
+    candidates: Sequence[Candidate],
+    case: Case,
+    ceiling: timing.CopyCeiling,
+    max_reps: int = DEFAULT_REPS,
+    budget_s: float = DEFAULT_BUDGET_MS / 1e3,
+    l2_flush: str = timing.L2_FLUSHES[0],
+    progress: _PlainProgress | None = None,
+) -> list[Result]:
+    """Gate each backend on one case and time those that passed: device time one backend after
+    the other, then host dispatch of them all and the host probe in interleaved rounds."""
+    device = case.logits.device
+    results, dispatched = [], []
+    for candidate in candidates:
+        if progress is not None:
+            progress.set_postfix_str(f"{candidate.name} {case.shape.id}")
+        result, call, seconds_each = _gate_and_time_device(
+            candidate, case, ceiling, max_reps, budget_s, l2_flush
+        )
+        results.append(result)
+        if call is not None:
+            batch_budget = budget_s / 2 / DISPATCH_BATCHES
+            calls = timing.reps_within(batch_budget, seconds_each, 1, MAX_CALLS_PER_BATCH)
+            dispatched.append((result, call, calls))
+        if progress is not None:
+            progress.update()
+    if dispatched:
+        probe = (host_probe(device), MAX_CALLS_PER_BATCH)
+        probe_time, *dispatch = timing.interleaved_dispatch_times(
+            [probe, *((call, calls) for _, call, calls in dispatched)], device, DISPATCH_BATCHES
+        )
+        for (result, _, _), measured in zip(dispatched, dispatch, strict=True):
+            result.dispatch_us = measured.median_us
+            result.host_probe_us = probe_time.median_us
+    return results
+
+
+def _gate_and_time_device(
+    candidate: Candidate,
+    case: Case,
+    ceiling: timing.CopyCeiling,
+    max_reps: int,
+    budget_s: float,
+    l2_flush: str,
+) -> tuple[Result, timing.Call | None, float]:
+    """Gate, then device-time a backend that passed: ``(result, call, seconds per call)``, the
+    call None when it is not to be dispatch-timed (failed, skipped or emulated)."""
     shape, device = case.shape, case.logits.device
     result = Result.for_shape(candidate.name, shape, candidate.emulated)
     if candidate.emulated and shape.num_reqs * shape.vocab_size > EMULATION_MAX_LOGITS:
         result.status = "skipped"
         result.detail = f"emulations run only on shapes of up to {EMULATION_MAX_LOGITS} logits"
-        return result
+        return result, None, 0.0
     out = junk_filled_output(shape, device)
     result.status, result.detail = gate(candidate, case, out)
     if result.status != "ok":
-        return result
+        return result, None, 0.0
     call = functools.partial(candidate.run, case.logits, out)
     if candidate.emulated:  # one timed call: enough to show the figures mean nothing
         _record_device_time(result, timing.device_time(call, device, reps=1))
-        return result
+        return result, None, 0.0
     seconds_each = timing.seconds_per_call(call, device, l2_flush=l2_flush)
     reps = timing.reps_within(budget_s, seconds_each, MIN_REPS, max_reps)
     _record_device_time(result, timing.device_time(call, device, reps, l2_flush))
-    batch_budget = budget_s / 2 / DISPATCH_BATCHES
-    calls_per_batch = timing.reps_within(batch_budget, seconds_each, 1, MAX_CALLS_PER_BATCH)
-    dispatch = timing.host_dispatch_time(call, device, DISPATCH_BATCHES, calls_per_batch)
-    result.dispatch_us = dispatch.median_us
     result.gbps = timing.gbps(result.minimal_bytes, result.device_time_us)
     result.pct_of_ceiling = 100 * result.gbps / ceiling.gbps
-    return result
+    return result, call, seconds_each
 
 
 def _record_device_time(result: Result, device_time: timing.Timing) -> None:
@@ -438,13 +495,9 @@ def _measure_shape(
     progress: _PlainProgress,
 ) -> list[Result]:
     case = prepare_case(shape, config.device, config.seed)
-    shape_results = []
-    for candidate in candidates:
-        progress.set_postfix_str(f"{candidate.name} {shape.id}")
-        shape_results.append(
-            measure(candidate, case, ceiling, config.max_reps, config.budget_s, config.l2_flush)
-        )
-        progress.update()
+    shape_results = measure_candidates(
+        candidates, case, ceiling, config.max_reps, config.budget_s, config.l2_flush, progress
+    )
     add_speedups(shape_results)
     return shape_results
 
@@ -608,6 +661,7 @@ TABLE_COLUMNS: tuple[Column, ...] = (
     ("support", lambda r: r.support),
     ("time us", lambda r: _cell(r.device_time_us, ".1f")),
     ("dispatch us", lambda r: _cell(r.dispatch_us, ".1f")),
+    ("probe us", lambda r: _cell(r.host_probe_us, ".1f")),
     ("GB/s", lambda r: _cell(r.gbps, ".0f")),
     ("% ceil", lambda r: _cell(r.pct_of_ceiling, ".1f")),
     ("x torch", lambda r: _cell(r.speedup_vs_torch, ".2f")),
@@ -642,6 +696,7 @@ SUMMARY_COLUMNS: tuple[Column, ...] = (
     ("failed", lambda rs: str(sum(r.status in ("mismatch", "error") for r in rs))),
     ("geomean us", lambda rs: _cell(_geometric_mean([r.device_time_us for r in rs]), ".1f")),
     ("median dispatch us", lambda rs: _cell(_median([r.dispatch_us for r in rs]), ".1f")),
+    ("median probe us", lambda rs: _cell(_median([r.host_probe_us for r in rs]), ".1f")),
     ("geomean x torch", lambda rs: _cell(_geometric_mean([r.speedup_vs_torch for r in rs]), ".2f")),
     (
         "geomean x rowwise",

@@ -13,7 +13,11 @@ Why they measure what they measure:
   reached 69% of the 2 GiB copy ceiling after a write flush and 80% after a read flush, while
   the ceiling itself was the same either way (benchmarks/same_bytes_copy.py).
 - Host dispatch: back-to-back calls with no synchronisation in between, host wall clock per call.
-  A backend that synchronises or does heavy Python work per call shows up here, not above.
+  A backend that synchronises or does heavy Python work per call shows up here, not above. A
+  host's speed drifts over seconds (on the H200's host, two full grids of the same code minutes
+  apart measured CuPy's median dispatch at 14.1 and 21.3 us, results/h200-2026-12-01), so the
+  backends of one shape are measured in interleaved rounds, beside a probe of the host's own
+  speed (`interleaved_dispatch_times`; `masks.compare.host_probe`).
 - Medians (with p10/p90) over many repetitions; callers size the repetition counts from a
   wall-clock budget (`reps_within`) so large shapes and slow backends stay affordable.
 - Copy ceiling: a large device-to-device copy measured in the same run with the same method,
@@ -161,20 +165,32 @@ def device_time(
 def host_dispatch_time(
     call: Call, device: torch.device, batches: int, calls_per_batch: int
 ) -> Timing:
-    """Host wall clock per call of back-to-back calls (median over batches).
+    """Host wall clock per call of back-to-back calls (median over batches)."""
+    return interleaved_dispatch_times([(call, calls_per_batch)], device, batches)[0]
 
-    The queue is drained before each batch, so a batch measures enqueueing, not waiting for
-    earlier work; the caller keeps ``calls_per_batch`` well below the launch-queue depth.
+
+def interleaved_dispatch_times(
+    calls: Sequence[tuple[Call, int]], device: torch.device, rounds: int
+) -> list[Timing]:
+    """Host wall clock per call of each ``(call, calls_per_batch)``, median over its batches.
+
+    Each round runs one batch of every call, starting from call ``round % len(calls)``, so a slow
+    spell of the host lands on all of them alike instead of on whichever was measured during
+    it. The queue is drained before each batch, so a batch measures enqueueing, not waiting for
+    earlier work; callers keep ``calls_per_batch`` well below the launch-queue depth.
     """
-    samples = []
-    for _ in range(batches):
-        synchronize(device)
-        start = time.perf_counter()
-        for _ in range(calls_per_batch):
-            call()
-        samples.append((time.perf_counter() - start) / calls_per_batch)
+    samples: list[list[float]] = [[] for _ in calls]
+    for round_index in range(rounds):
+        for offset in range(len(calls)):
+            index = (round_index + offset) % len(calls)
+            call, calls_per_batch = calls[index]
+            synchronize(device)
+            start = time.perf_counter()
+            for _ in range(calls_per_batch):
+                call()
+            samples[index].append((time.perf_counter() - start) / calls_per_batch)
     synchronize(device)
-    return summarize(samples)
+    return [summarize(batch_times) for batch_times in samples]
 
 
 def copy_ceiling(

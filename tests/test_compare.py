@@ -44,6 +44,7 @@ def test_cli_quick_writes_table_json_csv_and_png(tmp_path: Path) -> None:
     assert len(report["results"]) == len(shapes)
     assert {r["status"] for r in report["results"]} == {"ok"}
     assert all(r["device_time_us"] > 0 and r["dispatch_us"] > 0 for r in report["results"])
+    assert all(r["host_probe_us"] > 0 for r in report["results"])
     assert report["copy_ceiling"]["gbps"] > 0
     assert report["settings"]["l2_flush"] == "write"
     environment = report["environment"]
@@ -88,6 +89,7 @@ def test_gate_rejects_a_wrong_kernel_and_does_not_time_it() -> None:
     assert "packed_mask differs at row 1, column 3" in wrong.detail
     assert calls == [1], "the gate call only: a failing backend is not timed"
     assert wrong.device_time_us is None and wrong.dispatch_us is None and wrong.reps == 0
+    assert wrong.host_probe_us is None
     assert "mismatch: packed_mask differs at row 1, column 3" in compare.render_table(report)
     assert by_name["torch"].status == "ok" and by_name["torch"].device_time_us > 0
 
@@ -196,6 +198,39 @@ def test_device_time_accepts_only_the_known_l2_flushes() -> None:
 def test_host_dispatch_of_a_known_sleep() -> None:
     measured = timing.host_dispatch_time(lambda: time.sleep(0.001), CPU, 3, 2)
     assert measured.samples == 3 and 1000 <= measured.median_us < 100_000
+
+
+def test_interleaved_dispatch_rounds_rotate_over_the_calls() -> None:
+    order: list[str] = []
+    calls = [(lambda name=name: order.append(name), len(name)) for name in ("a", "bb", "ccc")]
+    measured = timing.interleaved_dispatch_times(calls, CPU, rounds=3)
+    names = ["a", "bb", "ccc"]  # a batch of "bb" is two calls, each appending "bb"
+    expected = [names[(r + i) % 3] * len(names[(r + i) % 3]) for r in range(3) for i in range(3)]
+    assert "".join(order) == "".join(expected)
+    assert [m.samples for m in measured] == [3, 3, 3]
+
+
+def test_a_slow_spell_of_the_host_lands_on_every_interleaved_call_alike() -> None:
+    """Batches 3-5 of ten are slowed, as a host's slow spell would. Measured one call after the
+    other, the first call takes three of them and its median is slow; interleaved, neither does."""
+    batch = [0]
+
+    def spell_aware(calls_per_batch: int):
+        done = [0]
+
+        def call() -> None:
+            if done[0] % calls_per_batch == 0:
+                batch[0] += 1
+            done[0] += 1
+            time.sleep(0.004 if 3 <= batch[0] <= 5 else 0.0005)
+
+        return call
+
+    one_after_other = [timing.host_dispatch_time(spell_aware(2), CPU, 5, 2) for _ in range(2)]
+    assert one_after_other[0].median_us > 3000 > one_after_other[1].median_us
+    batch[0] = 0
+    interleaved = timing.interleaved_dispatch_times([(spell_aware(2), 2)] * 2, CPU, rounds=5)
+    assert all(m.median_us < 3000 for m in interleaved)
 
 
 def test_summary_statistics_and_budgeted_reps() -> None:
