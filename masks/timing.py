@@ -42,6 +42,8 @@ CUDA_COPY_BYTES = 1 << 30
 """Half of the copy-ceiling traffic on CUDA (read + write 2 GiB): far beyond any cache."""
 CPU_COPY_BYTES = 64 << 20
 COPY_REPS = 20
+WARM_CALLS = 2
+"""Untimed calls that open each host-dispatch batch (`interleaved_dispatch_times`)."""
 
 
 @dataclass(frozen=True)
@@ -177,7 +179,11 @@ def interleaved_dispatch_times(
     Each round runs one batch of every call, starting from call ``round % len(calls)``, so a slow
     spell of the host lands on all of them alike instead of on whichever was measured during
     it. The queue is drained before each batch, so a batch measures enqueueing, not waiting for
-    earlier work; callers keep ``calls_per_batch`` well below the launch-queue depth.
+    earlier work; callers keep ``calls_per_batch`` well below the launch-queue depth. Each batch
+    starts with `WARM_CALLS` untimed calls: without them a backend measured right after another
+    library's batch paid for the switch (on the H200's host, each library's default backend,
+    measured after another library's, took 2-10 us more per call at R=1 than the same kernel
+    named as a variant and measured right after it).
     """
     samples: list[list[float]] = [[] for _ in calls]
     for round_index in range(rounds):
@@ -185,6 +191,8 @@ def interleaved_dispatch_times(
             index = (round_index + offset) % len(calls)
             call, calls_per_batch = calls[index]
             synchronize(device)
+            for _ in range(WARM_CALLS):
+                call()
             start = time.perf_counter()
             for _ in range(calls_per_batch):
                 call()

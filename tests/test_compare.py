@@ -204,32 +204,27 @@ def test_interleaved_dispatch_rounds_rotate_over_the_calls() -> None:
     order: list[str] = []
     calls = [(lambda name=name: order.append(name), len(name)) for name in ("a", "bb", "ccc")]
     measured = timing.interleaved_dispatch_times(calls, CPU, rounds=3)
-    names = ["a", "bb", "ccc"]  # a batch of "bb" is two calls, each appending "bb"
-    expected = [names[(r + i) % 3] * len(names[(r + i) % 3]) for r in range(3) for i in range(3)]
-    assert "".join(order) == "".join(expected)
+    names = ["a", "bb", "ccc"]  # each batch: WARM_CALLS untimed calls, then len(name) timed
+    batches = [names[(r + i) % 3] for r in range(3) for i in range(3)]
+    assert order == [name for name in batches for _ in range(timing.WARM_CALLS + len(name))]
     assert [m.samples for m in measured] == [3, 3, 3]
 
 
 def test_a_slow_spell_of_the_host_lands_on_every_interleaved_call_alike() -> None:
-    """Batches 3-5 of ten are slowed, as a host's slow spell would. Measured one call after the
-    other, the first call takes three of them and its median is slow; interleaved, neither does."""
-    batch = [0]
+    """The host is slow for three batches' worth of calls. Measured one call after the other,
+    the first call takes all three slow batches and its median is slow; interleaved, neither."""
+    calls_made = [0]
+    per_batch = timing.WARM_CALLS + 2
+    spell = range(2 * per_batch, 5 * per_batch)  # batches 3-5 of ten
 
-    def spell_aware(calls_per_batch: int):
-        done = [0]
+    def call() -> None:
+        time.sleep(0.004 if calls_made[0] in spell else 0.0005)
+        calls_made[0] += 1
 
-        def call() -> None:
-            if done[0] % calls_per_batch == 0:
-                batch[0] += 1
-            done[0] += 1
-            time.sleep(0.004 if 3 <= batch[0] <= 5 else 0.0005)
-
-        return call
-
-    one_after_other = [timing.host_dispatch_time(spell_aware(2), CPU, 5, 2) for _ in range(2)]
+    one_after_other = [timing.host_dispatch_time(call, CPU, 5, 2) for _ in range(2)]
     assert one_after_other[0].median_us > 3000 > one_after_other[1].median_us
-    batch[0] = 0
-    interleaved = timing.interleaved_dispatch_times([(spell_aware(2), 2)] * 2, CPU, rounds=5)
+    calls_made[0] = 0
+    interleaved = timing.interleaved_dispatch_times([(call, 2), (call, 2)], CPU, rounds=5)
     assert all(m.median_us < 3000 for m in interleaved)
 
 
