@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 from collections import defaultdict
 from pathlib import Path
 
@@ -28,16 +29,15 @@ def _fmt(value: float | None, spec: str = ".1f") -> str:
     return "-" if value is None else format(value, spec)
 
 
-def _middle(values: list[float]) -> float | None:
-    """Median of sorted values (the upper one of an even count), None when empty."""
-    return values[len(values) // 2] if values else None
+def _median(values: list[float]) -> float | None:
+    return statistics.median(values) if values else None
 
 
 def _spread(values: list[float]) -> str:
     """``min/median/max`` of sorted values."""
     if not values:
         return "-"
-    return "/".join(_fmt(v) for v in (values[0], _middle(values), values[-1]))
+    return "/".join(_fmt(v) for v in (values[0], _median(values), values[-1]))
 
 
 def summarize(report: dict) -> str:
@@ -95,7 +95,7 @@ def summarize(report: dict) -> str:
         lines.append(
             f"| {backend} | {row('float32')} | {row('bfloat16')} | "
             + "/".join(_fmt(small.get(n)) for n in SMALL_BATCHES)
-            + f" | {_spread(dispatch)} | {_fmt(_middle(probe))} | {met} |"
+            + f" | {_spread(dispatch)} | {_fmt(_median(probe))} | {met} |"
         )
     if failed:
         lines += ["", f"Failed the conformance gate: {', '.join(sorted(failed))}."]

@@ -78,7 +78,8 @@ DTYPE_ALIASES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16", "fp64
 MIN_REPS = 10
 DEFAULT_REPS = 200
 DEFAULT_BUDGET_MS = 40.0
-"""Wall-clock budget of one backend's device timing on one shape; dispatch gets half of it."""
+"""Wall-clock budget of one backend's device timing on one shape; its timed dispatch calls get
+half of it (each dispatch batch also opens with `timing.WARM_CALLS` untimed calls)."""
 DISPATCH_BATCHES = 5
 """Rounds of host-dispatch batches per shape: one batch of every timed backend and the probe."""
 MAX_CALLS_PER_BATCH = 50
@@ -324,6 +325,7 @@ def measure_candidates(
     """Gate each backend on one case and time those that passed: device time one backend after
     the other, then host dispatch of them all and the host probe in interleaved rounds."""
     device = case.logits.device
+    batch_budget = budget_s / 2 / DISPATCH_BATCHES
     results, dispatched = [], []
     for candidate in candidates:
         if progress is not None:
@@ -333,12 +335,13 @@ def measure_candidates(
         )
         results.append(result)
         if call is not None:
-            batch_budget = budget_s / 2 / DISPATCH_BATCHES
             calls = timing.reps_within(batch_budget, seconds_each, 1, MAX_CALLS_PER_BATCH)
             dispatched.append((result, call, calls))
         if progress is not None:
             progress.update()
     if dispatched:
+        if progress is not None:
+            progress.set_postfix_str(f"dispatch {case.shape.id}")
         probe = (host_probe(device), MAX_CALLS_PER_BATCH)
         probe_time, *dispatch = timing.interleaved_dispatch_times(
             [probe, *((call, calls) for _, call, calls in dispatched)], device, DISPATCH_BATCHES

@@ -14,8 +14,8 @@ Why they measure what they measure:
   the ceiling itself was the same either way (benchmarks/same_bytes_copy.py).
 - Host dispatch: back-to-back calls with no synchronisation in between, host wall clock per call.
   A backend that synchronises or does heavy Python work per call shows up here, not above. A
-  host's speed drifts over seconds (on the H200's host, two full grids of the same code minutes
-  apart measured CuPy's median dispatch at 14.1 and 21.3 us, results/h200-2026-12-01), so the
+  host's speed drifts over seconds (on the H200's host, two full grids with the same CuPy code
+  minutes apart measured its median dispatch at 14.1 and 21.3 us, results/h200-2026-12-01), so the
   backends of one shape are measured in interleaved rounds, beside a probe of the host's own
   speed (`interleaved_dispatch_times`; `masks.compare.host_probe`).
 - Medians (with p10/p90) over many repetitions; callers size the repetition counts from a

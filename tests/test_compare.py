@@ -6,6 +6,7 @@ Runs on the CPU. Nothing here asserts performance; timings are only checked for 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import subprocess
 import sys
@@ -15,7 +16,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from masks import compare, timing
+from masks import SamplingMask, compare, timing
 from masks.__main__ import main
 from masks.backends import torch as torch_backend
 from masks.testing import reference
@@ -226,6 +227,44 @@ def test_a_slow_spell_of_the_host_lands_on_every_interleaved_call_alike() -> Non
     calls_made[0] = 0
     interleaved = timing.interleaved_dispatch_times([(call, 2), (call, 2)], CPU, rounds=5)
     assert all(m.median_us < 3000 for m in interleaved)
+
+
+def _sleeping(seconds: float) -> compare.Candidate:
+    """A correct backend that also sleeps ``seconds`` per call (its host dispatch)."""
+
+    def run(logits: torch.Tensor, out: SamplingMask) -> None:
+        torch_backend.compact(logits, None, out)
+        time.sleep(seconds)
+
+    return compare.Candidate(f"sleep{seconds}", run)
+
+
+def test_each_backend_gets_its_own_dispatch_time_and_the_shapes_probe() -> None:
+    case = compare.prepare_case(TINY.shapes()[0], CPU, seed=0)
+    emulated = dataclasses.replace(_sleeping(0.0), name="emulated", emulated=True)
+    slow, fast, emulated_result = compare.measure_candidates(
+        [_sleeping(0.004), _sleeping(0.0002), emulated],
+        case,
+        timing.CopyCeiling(10.0, 2, 0.2),
+        budget_s=0.02,
+    )
+    assert slow.dispatch_us > 3500 > 2000 > fast.dispatch_us > 150
+    assert slow.host_probe_us == fast.host_probe_us < 150
+    assert emulated_result.status == "ok" and emulated_result.device_time_us is not None
+    assert emulated_result.dispatch_us is None and emulated_result.host_probe_us is None
+
+
+def test_the_warm_calls_that_open_a_batch_are_not_timed(monkeypatch) -> None:
+    """The first calls after each drain of the queue are slow; only they."""
+    cold = [0]
+    monkeypatch.setattr(timing, "synchronize", lambda device: cold.__setitem__(0, 2))
+
+    def call() -> None:
+        time.sleep(0.008 if cold[0] > 0 else 0.0005)
+        cold[0] -= 1
+
+    (measured,) = timing.interleaved_dispatch_times([(call, 2)], CPU, rounds=3)
+    assert timing.WARM_CALLS == 2 and measured.median_us < 3000
 
 
 def test_summary_statistics_and_budgeted_reps() -> None:

@@ -1,0 +1,69 @@
+"""`benchmarks/summarize.py` reads the targets strictly: the slowest cell decides."""
+
+from __future__ import annotations
+
+import copy
+
+from summarize import summarize
+
+SHAPES = [
+    (num_reqs, dtype, support)
+    for num_reqs in (1, 4, 16, 256)
+    for dtype in ("float32", "bfloat16")
+    for support in ("sparse", "dense", "full")
+]
+
+
+def _report() -> dict:
+    """cupy meeting every target on every cell: 85% at R=256, 10 us at R<=16, dispatch 12-14 us
+    at R=1 with the host probe at 6-8 us."""
+    results = []
+    for index, (num_reqs, dtype, support) in enumerate(SHAPES):
+        results.append(
+            {
+                "backend": "cupy",
+                "num_reqs": num_reqs,
+                "vocab_size": 151_936,
+                "dtype": dtype,
+                "support": support,
+                "status": "ok",
+                "emulated": False,
+                "device_time_us": 10.0,
+                "pct_of_ceiling": 85.0,
+                "dispatch_us": 12.0 + index % 3,
+                "host_probe_us": 6.0 + index % 3,
+            }
+        )
+    environment = {"device_name": "GPU", "git_commit": "c", "code_sha256": "0" * 64, "date": "d"}
+    return {"environment": environment, "copy_ceiling": {"gbps": 4000.0}, "results": results}
+
+
+def _cupy_row(report: dict) -> list[str]:
+    (row,) = [line for line in summarize(report).splitlines() if line.startswith("| cupy ")]
+    return [cell.strip() for cell in row.strip("|").split("|")]
+
+
+def _set(report: dict, value_key: str, value: float, **where: object) -> dict:
+    report = copy.deepcopy(report)
+    for result in report["results"]:
+        if all(result[key] == wanted for key, wanted in where.items()):
+            result[value_key] = value
+    return report
+
+
+def test_every_cell_within_target_is_met() -> None:
+    row = _cupy_row(_report())
+    assert row[1:4] == ["85/85/85", "85/85/85", "10.0/10.0/10.0"]
+    assert row[4:] == ["12.0/13.0/14.0", "7.0", "yes"]
+
+
+def test_one_slow_cell_misses_a_target() -> None:
+    report = _report()
+    slow_dispatch = _set(report, "dispatch_us", 20.5, num_reqs=1, dtype="bfloat16", support="full")
+    assert _cupy_row(slow_dispatch)[4:] == ["12.0/13.0/20.5", "7.0", "no"]
+    slow_support = _set(report, "device_time_us", 12.5, num_reqs=4, support="dense")
+    assert _cupy_row(slow_support)[3] == "10.0/12.5/10.0"
+    assert _cupy_row(slow_support)[-1] == "no"
+    low_cell = _set(report, "pct_of_ceiling", 79.0, num_reqs=256, dtype="bfloat16", support="dense")
+    assert _cupy_row(low_cell)[1:3] == ["85/85/85", "85/79/85"]
+    assert _cupy_row(low_cell)[-1] == "no"
