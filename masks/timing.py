@@ -28,6 +28,7 @@ Why they measure what they measure:
 from __future__ import annotations
 
 import functools
+import random
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -176,19 +177,19 @@ def interleaved_dispatch_times(
 ) -> list[Timing]:
     """Host wall clock per call of each ``(call, calls_per_batch)``, median over its batches.
 
-    Each round runs one batch of every call, starting from call ``round % len(calls)``, so a slow
-    spell of the host lands on all of them alike instead of on whichever was measured during
-    it. The queue is drained before each batch, so a batch measures enqueueing, not waiting for
-    earlier work; callers keep ``calls_per_batch`` well below the launch-queue depth. Each batch
-    starts with `WARM_CALLS` untimed calls: without them a backend measured right after another
-    library's batch paid for the switch (on the H200's host, each library's default backend,
-    measured after another library's, took 2-10 us more per call at R=1 than the same kernel
-    named as a variant and measured right after it).
+    Each round runs one batch of every call, in an order shuffled per round (seeded by the
+    round), so a slow spell of the host lands on all of them alike instead of on whichever was
+    measured during it, and no call always follows the same one: a batch pays for the switch
+    from the previous one. On the H200's host, in a fixed order, the default Triton backend,
+    always measured after the torch reference's batch, took 2.0-2.7 us more per call at R=1
+    than the same kernel named ``triton:split`` and measured after it; with cold batches each
+    library's default backend took 2-10 us more. The queue is drained before each batch, so a
+    batch measures enqueueing, not waiting for earlier work; callers keep ``calls_per_batch``
+    well below the launch-queue depth. Each batch starts with `WARM_CALLS` untimed calls.
     """
     samples: list[list[float]] = [[] for _ in calls]
     for round_index in range(rounds):
-        for offset in range(len(calls)):
-            index = (round_index + offset) % len(calls)
+        for index in random.Random(round_index).sample(range(len(calls)), len(calls)):
             call, calls_per_batch = calls[index]
             synchronize(device)
             for _ in range(WARM_CALLS):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import itertools
 import json
 import subprocess
 import sys
@@ -201,14 +202,22 @@ def test_host_dispatch_of_a_known_sleep() -> None:
     assert measured.samples == 3 and 1000 <= measured.median_us < 100_000
 
 
-def test_interleaved_dispatch_rounds_rotate_over_the_calls() -> None:
+def test_interleaved_dispatch_rounds_run_every_call_once_in_changing_orders() -> None:
     order: list[str] = []
-    calls = [(lambda name=name: order.append(name), len(name)) for name in ("a", "bb", "ccc")]
-    measured = timing.interleaved_dispatch_times(calls, CPU, rounds=3)
-    names = ["a", "bb", "ccc"]  # each batch: WARM_CALLS untimed calls, then len(name) timed
-    batches = [names[(r + i) % 3] for r in range(3) for i in range(3)]
-    assert order == [name for name in batches for _ in range(timing.WARM_CALLS + len(name))]
-    assert [m.samples for m in measured] == [3, 3, 3]
+    names = [str(i) for i in range(6)]
+    calls = [(lambda name=name: order.append(name), 1) for name in names]
+    measured = timing.interleaved_dispatch_times(calls, CPU, rounds=4)
+    per_batch = timing.WARM_CALLS + 1
+    batches = order[::per_batch]
+    assert order == [name for name in batches for _ in range(per_batch)]
+    rounds = [batches[r * 6 : (r + 1) * 6] for r in range(4)]
+    assert all(sorted(round_order) == names for round_order in rounds)
+    predecessors = {pair for round_order in rounds for pair in itertools.pairwise(round_order)}
+    assert len(predecessors) > 6, "a fixed or rotated order gives each call one predecessor"
+    assert [m.samples for m in measured] == [4] * 6
+    order.clear()
+    timing.interleaved_dispatch_times(calls, CPU, rounds=4)
+    assert order[::per_batch] == batches, "seeded: the same orders every time"
 
 
 def test_a_slow_spell_of_the_host_lands_on_every_interleaved_call_alike() -> None:
