@@ -157,13 +157,16 @@ def _check_past_one_batch(variant: str, vocab: int) -> None:
 
 @needs_kernels
 @pytest.mark.parametrize("variant", ["fused", "split"])
-@pytest.mark.parametrize("tail", [808, 896], ids=["mask-rows-unaligned", "mask-rows-aligned"])
+@pytest.mark.parametrize(
+    "tail", [808, 832, 896], ids=["mask-rows-unaligned", "mask-rows-words", "mask-rows-16-bytes"]
+)
 def test_ranges_longer_than_one_batch_of_rank_steps(variant: str, tail: int) -> None:
     """Warp ranges of more than RANK_STEPS steps of mask words (``fused``: a step is 4096
     columns): the next batch of steps, full steps next to steps with masked columns, and W cut
     inside a step, which the conformance suite's emulated vocabulary does not reach; mask rows
-    of ``V / 8`` bytes that are (896) and are not (808) multiples of 16, so both the word loads
-    and the byte path rank rows with holes on the GPU."""
+    of ``V / 8`` bytes that are multiples of 16 (896: 16-byte loads in ``fused``), of 4 only
+    (832: word loads) and of neither (808: bytes), so every load path ranks rows with holes on
+    the GPU."""
     step_cols = 1024 * nb.FUSED_LANE_WORDS
     _check_past_one_batch(variant, nb.FUSED_THREADS // 32 * nb.RANK_STEPS * step_cols + tail)
 
@@ -398,7 +401,8 @@ def _atomic_spin_loops(ptx: str) -> list[str]:
 def test_every_signature_compiles_for_sm90(itemsize: int) -> None:
     """Every kernel and signature compiles; pass 1 keeps its words in registers (no local
     memory) and a group's LOADS words are 16-byte streaming loads sharing one branch-free block
-    (all in flight before the first test; ptxas then issues them back to back)."""
+    (all in flight before the first test; ptxas then issues them back to back); ``fused`` ranks
+    aligned mask rows by 16-byte loads of four words."""
     group = max(1, nb.LOADS // itemsize) * itemsize // 2
     for count_type in (types.int32, types.int64):
         for name in nb._signatures(itemsize, count_type):
@@ -408,6 +412,7 @@ def test_every_signature_compiles_for_sm90(itemsize: int) -> None:
                 assert _atomic_spin_loops(ptx), "split: no flag loop of atomics"
             blocks = re.split(r"\n\$L__BB\w*:|\bbra\b", ptx)  # basic blocks
             assert max(block.count("ld.global.cs.v2.u64") for block in blocks) >= group, name
+            assert ("ld.global.v4.u32" in ptx) == (name == "fused"), name
         assert set(nb._signatures(itemsize, count_type)) == {"fused", "split"}
 
 
@@ -419,6 +424,13 @@ def _pair_kernel(words, streaming, out):
             out[i], out[i + 1] = nb.load_pair_streaming(words, i)
         else:
             out[i], out[i + 1] = nb.load_pair_plain(words, i)
+
+
+def _quad_kernel(words, out):
+    """``out[4i: 4i + 4]`` = words ``4i .. 4i + 3`` by one `load_quad`."""
+    i = 4 * (cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x)
+    if i < words.size:
+        out[i], out[i + 1], out[i + 2], out[i + 3] = nb.load_quad(words, i)
 
 
 @pytest.mark.gpu
@@ -433,3 +445,13 @@ def test_streaming_pair_load_matches_simulator_safe_load() -> None:
         loaded[streaming] = out.copy_to_host()
     np.testing.assert_array_equal(loaded[True], words)
     np.testing.assert_array_equal(loaded[False], words)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_GPU, reason="needs a CUDA GPU (outside the simulator)")
+def test_quad_load_returns_four_consecutive_words() -> None:
+    """The 16-byte mask-word load of ``fused``'s pass 2 (GPU only: the simulator ranks bytes)."""
+    words = np.random.default_rng(1).integers(0, 2**32, 4096, dtype=np.int64).astype(np.uint32)
+    out = cuda.device_array_like(words)
+    cuda.jit(_quad_kernel)[8, 128](cuda.to_device(words), out)
+    np.testing.assert_array_equal(out.copy_to_host(), words)

@@ -14,18 +14,20 @@ Kernels (the layout of masks/backends/compact.cu, whose design notes are in cupy
        rows) goes one segment at a time, the next segment's loads issued before the current
        one is tested, with 16-byte loads where the lane's 8 columns are in a wide row and
        scalar strided loads otherwise (any strides, 64-bit offsets) packed into the same words.
-       Elements are tested on their bit patterns (kept = finite = exponent field not all ones,
-       on the 32-bit word that holds the exponent), the lane stores its byte and adds its
-       ``popc``. No vote, no shuffle, no barrier: the previous kernels gave each lane one
-       element per 32 columns and built mask words with a warp ballot, too few bytes in flight
-       and too many instructions per byte (12-40% of the H200's copy bandwidth at R >= 256;
+       Elements are tested on their bit patterns (kept = finite = exponent field not all ones:
+       fp32/fp64 on the 32-bit word that holds the exponent, bf16/fp16 a whole 8-byte word at
+       once, `_finiteness_test`), the lane stores its byte and adds its ``popc``. No vote, no
+       shuffle, no barrier: the previous kernels gave each lane one element per 32 columns
+       and built mask words with a warp ballot, too few bytes in flight and too many
+       instructions per byte (12-40% of the H200's copy bandwidth at R >= 256;
        this design: 61-102%, and 92-101% at R = 1024 fp32,
        benchmarks/results/h200-2026-11-30-s5).
     2. Once the counts are combined (``fused``: one barrier; ``split``: one barrier and the
        look-back below), the warp ranks its range from the mask it has written (1/32 of the
        fp32 bytes, cache-hot) in steps: each lane takes consecutive 32-bit mask words (4 in
-       ``fused``'s long ranges, 1 in ``split``'s short units; word loads when mask rows are
-       4-byte aligned, bytes otherwise; RANK_STEPS steps loaded before the first is ranked),
+       ``fused``'s long ranges, 1 in ``split``'s short units; one 16-byte load of 4 words
+       when mask rows are 16-byte aligned, word loads when 4-byte aligned, bytes otherwise;
+       RANK_STEPS steps loaded before the first is ranked),
        `warp_scan` gives the exclusive prefix of the lanes' popcounts, the lane writes the ids
        of its set bits (only set bits are visited; a step of full words writes consecutive
        ids with coalesced stores) to slots < W, and the warp stops once its ranks reach W or
@@ -87,8 +89,8 @@ Simulator (NUMBA_ENABLE_CUDASIM=1, for CI without a GPU)
     words. Simulated blocks run in ``blockIdx`` order, so ``split``'s tickets are the block
     indices and the tiles a block looks back at have all finished (its flag loops never spin
     there; on the GPU they do). The simulator copies each array argument per launch, so
-    simulated kernels rank from mask bytes, not a uint32 alias (the word path runs on the GPU
-    only).
+    simulated kernels rank from mask bytes, not a uint32 alias (the word and 16-byte paths run
+    on the GPU only, where tests/test_numba_backend.py covers each).
 """
 
 from __future__ import annotations
@@ -224,33 +226,45 @@ def warp_scan_shared(value, lane, scratch):
 warp_scan = warp_scan_shared if SIMULATED else warp_scan_shuffle
 
 
-@intrinsic
-def load_pair_streaming(typingctx, words, index):
-    """``(words[index], words[index + 1])`` by one 16-byte streaming load
-    (``ld.global.cs.v2.u64``; ``words`` a uint64 pointer or 1-D array, ``index`` even from a
-    16-byte aligned start).
+def _vector_load(instruction: str, element: types.Integer, count: int):
+    """An intrinsic ``(words, index) -> (words[index], ..., words[index + count - 1])`` by one
+    PTX vector load ``instruction`` (``words`` a pointer or 1-D array of ``element``, ``index``
+    a multiple of ``count`` from a ``count * element`` aligned start): numba has no vector
+    loads."""
+    loaded_type = types.UniTuple(element, count)
+    bits = element.bitwidth
+    operands = ", ".join(f"${i}" for i in range(count))
+    constraints = ",".join(["=l" if bits == 64 else "=r"] * count + ["l"])
 
-    numba has no 128-bit load: 8-byte loads of a lane's 32 fp32 bytes touched every sector
-    twice as often as CUDA C's 16-byte vectors. The evict-first hint is CUDA C's ``__ldcs``.
-    """
-    pair = types.UniTuple(types.uint64, 2)
+    def load(typingctx, words, index):
+        def codegen(context, builder, signature, args):
+            pointer, offset = args
+            if isinstance(words, types.Array):  # the kernels pass pointers; the GPU test arrays
+                pointer = context.make_array(words)(context, builder, pointer).data
+            address = builder.gep(pointer, [offset])
+            word = ir.IntType(bits)
+            asm = ir.InlineAsm(
+                ir.FunctionType(ir.LiteralStructType([word] * count), [address.type]),
+                f"{instruction} {{{operands}}}, [${count}];",
+                constraints,
+            )
+            loaded = builder.call(asm, [address])
+            parts = [builder.extract_value(loaded, i) for i in range(count)]
+            return context.make_tuple(builder, loaded_type, parts)
 
-    def codegen(context, builder, signature, args):
-        pointer, offset = args
-        if isinstance(words, types.Array):  # the kernels pass pointers; the GPU test arrays
-            pointer = context.make_array(words)(context, builder, pointer).data
-        address = builder.gep(pointer, [offset])
-        word = ir.IntType(64)
-        load = ir.InlineAsm(
-            ir.FunctionType(ir.LiteralStructType([word, word]), [address.type]),
-            "ld.global.cs.v2.u64 {$0, $1}, [$2];",
-            "=l,=l,l",
-        )
-        loaded = builder.call(load, [address])
-        halves = [builder.extract_value(loaded, i) for i in range(2)]
-        return context.make_tuple(builder, pair, halves)
+        return loaded_type(words, index), codegen
 
-    return pair(words, index), codegen
+    return intrinsic(load)
+
+
+load_pair_streaming = _vector_load("ld.global.cs.v2.u64", types.uint64, 2)
+"""``(words[index], words[index + 1])`` of uint64 words by one 16-byte streaming load: 8-byte
+loads of a lane's 32 fp32 bytes touched every sector twice as often as CUDA C's 16-byte vectors.
+The evict-first hint is CUDA C's ``__ldcs`` (pass 1 reads the logits once)."""
+
+load_quad = _vector_load("ld.global.v4.u32", types.uint32, 4)
+"""Four uint32 mask words by one 16-byte load (pass 2 of ``fused``; CUDA C's ``uint4`` load in
+``mask_words<4>``): four word loads made 16 loads per lane and batch where one vector makes 4."""
 
 
 @cuda.jit(device=True)
@@ -283,13 +297,13 @@ def _fill_ids(ids, begin, end, first, step):
 
 
 @cuda.jit(device=True)
-def _mask_word(mask, mask_words, aligned, mask_row, b, end):
+def _mask_word(mask, mask_words, mask_align, mask_row, b, end):
     """Bytes ``[b, b + 4)`` of the row's mask as a little-endian word; 0 from byte ``end``.
 
-    ``aligned`` (mask rows start at multiples of 4 bytes; ``b`` is one): one load through
-    ``mask_words``, the same buffer viewed as uint32.
+    ``mask_align`` >= 4 (mask rows start at multiples of 4 bytes; ``b`` is one): one load
+    through ``mask_words``, the same buffer viewed as uint32.
     """
-    if aligned != 0 and b + 4 <= end:
+    if mask_align >= 4 and b + 4 <= end:
         return mask_words[(mask_row + b) // 4]
     word = types.uint32(0)
     for k in range(4):
@@ -319,8 +333,8 @@ def _fill_consecutive(rank, col, cols, width, ids, id_row, lane):
 
 @cuda.jit(device=True)
 def _rank_range(
-    mask, mask_words, aligned, mask_row, begin, end, ranked, limit, ids, id_row, width, lane, scan,
-    lane_words,
+    mask, mask_words, mask_align, mask_row, begin, end, ranked, limit, ids, id_row, width, lane,
+    scan, lane_words,
 ):  # fmt: skip
     """Warp call: ids of the kept columns of bytes ``[begin, end)`` of the row's mask.
 
@@ -331,20 +345,27 @@ def _rank_range(
     reaches ``limit`` (min of W and the range's last rank + 1). The words of RANK_STEPS steps
     are loaded before the first is ranked: at one wave of rows this pass is the kernel's tail.
     ``lane_words`` is 4 for ``fused``'s long ranges and 1 for ``split``'s short units (as in
-    CUDA C's ``rank_mask<kWords>``; the measurements are in cupy.py's design notes).
+    CUDA C's ``rank_mask<kWords>``; the measurements are in cupy.py's design notes); four words
+    are one 16-byte load (`load_quad`) where mask rows are 16-byte aligned (``mask_align``).
     """
     step_bytes = 128 * lane_words
     words = cuda.local.array(RANK_WORDS, types.uint32)
     b = begin
     while b < end and ranked < limit:
         for k in range(RANK_STEPS):
-            for i in range(lane_words):
-                mine = b + step_bytes * k + 4 * (lane_words * lane + i)
-                words[lane_words * k + i] = 0
-                if mine < end:
-                    words[lane_words * k + i] = _mask_word(
-                        mask, mask_words, aligned, mask_row, mine, end
-                    )
+            mine = b + step_bytes * k + 4 * lane_words * lane
+            if lane_words == 4 and mask_align == 16 and mine + 16 <= end:
+                at = 4 * k
+                words[at], words[at + 1], words[at + 2], words[at + 3] = load_quad(
+                    mask_words, (mask_row + mine) // 4
+                )
+            else:
+                for i in range(lane_words):
+                    words[lane_words * k + i] = 0
+                    if mine + 4 * i < end:
+                        words[lane_words * k + i] = _mask_word(
+                            mask, mask_words, mask_align, mask_row, mine + 4 * i, end
+                        )
         for k in range(RANK_STEPS):
             if ranked < limit:  # warp-uniform
                 count = 0
@@ -384,7 +405,7 @@ def _warp_prefix(counts, warps, warp, lane, scan):
 
 @cuda.jit(device=True)
 def _rank_unit(
-    mask, mask_words, aligned, num_bytes, segs_per_unit, ids, width, row, unit, before, count,
+    mask, mask_words, mask_align, num_bytes, segs_per_unit, ids, width, row, unit, before, count,
     lane, scan,
 ):  # fmt: skip
     """Warp call (``split``): the ids of the row's unit ``unit`` (``count`` kept columns,
@@ -392,7 +413,7 @@ def _rank_unit(
     if before < width and count > 0:  # then the unit is inside the row
         seg = unit * segs_per_unit
         _rank_range(
-            mask, mask_words, aligned, row * num_bytes, 32 * seg,
+            mask, mask_words, mask_align, row * num_bytes, 32 * seg,
             min(32 * (seg + segs_per_unit), num_bytes), before, min(width, before + count), ids,
             row * width, width, lane, scan, 1,
         )  # fmt: skip
@@ -464,6 +485,61 @@ def _release_tiles(state, num_tiles, done, lane, scan):
 # ---------------------------------------------------------------------------------------------
 
 
+def _finiteness_test(itemsize: int):
+    """``(test_operand, kept_byte)`` for elements of ``itemsize`` bytes: ``kept_byte(q, at,
+    test_operand(exponent))`` has bit j set iff element j of the 8 in the uint64 words
+    ``q[at:at + itemsize]`` is kept (its exponent field is not all ones).
+
+    Four elements per word (bf16, fp16): all of a word at once. With ``fields`` the exponent
+    field of each element, ``(x & fields) ^ fields`` is zero in an element iff its field is all
+    ones, and adding ``below_top`` (every bit below each element's top bit) carries into the
+    element's top bit iff it is not zero; no field holds a top bit, so no carry crosses
+    elements. Fewer elements per word (fp32, fp64): one 32-bit compare per element. Per 8
+    loads of pass 1's loop (ptxas sm_90) the word test takes bf16 from 336 instructions to 248
+    (CUDA C: 204), fp32 from 181 to 164 and fp64 from 104 to 122. On the H200 it made ``fused``
+    1-2% faster on bf16 rows at R >= 512 and 3% slower on fp32 (benchmarks/results/
+    h200-2026-12-01-s3, run 1), so only 16-bit elements use it.
+    """
+    if itemsize == 2:
+        each_element = np.uint64(0x0001_0001_0001_0001)
+        below_top = np.uint64(0x7FFF_7FFF_7FFF_7FFF)
+
+        @cuda.jit(device=True)
+        def fields_of(exponent64):
+            return exponent64 * each_element
+
+        @cuda.jit(device=True)
+        def kept_in_words(q, at, fields):
+            byte = types.uint64(0)
+            for k in range(2):
+                tops = (((q[at + k] & fields) ^ fields) + below_top) >> types.uint64(15)
+                for i in range(4):
+                    bit = (tops >> types.uint64(16 * i)) & types.uint64(1)
+                    byte |= bit << types.uint64(4 * k + i)
+            return types.uint32(byte)
+
+        return fields_of, kept_in_words
+
+    exponent_shift = np.uint64(32 if itemsize == 8 else 0)  # to the 32-bit word holding it
+
+    @cuda.jit(device=True)
+    def exponent32_of(exponent64):
+        return types.uint32(exponent64 >> exponent_shift)
+
+    @cuda.jit(device=True)
+    def kept_per_element(q, at, exponent32):
+        byte = types.uint32(0)
+        for j in range(8):
+            k = ((j + 1) * itemsize - 1) // 4  # the 32-bit word holding element j's exponent
+            word = types.uint32((q[at + k // 2] >> types.uint64(32 * (k % 2))) & _FULL)
+            exp = types.uint32(exponent32 << types.uint32(8 * (j * itemsize % 4)))
+            if word & exp != exp:
+                byte = types.uint32(byte | (types.uint32(1) << types.uint32(j)))
+        return byte
+
+    return exponent32_of, kept_per_element
+
+
 def _dtype_kernels(itemsize: int) -> dict:
     """The kernels (``fused``, ``split``) for elements of ``itemsize`` bytes.
 
@@ -475,7 +551,7 @@ def _dtype_kernels(itemsize: int) -> dict:
     segment_words = SEGMENT * itemsize // 8
     element_bits = 8 * itemsize
     element_mask = np.uint64((1 << element_bits) - 1)
-    exponent_shift = np.uint64(32 if itemsize == 8 else 0)  # to the 32-bit word holding it
+    test_operand, kept_byte = _finiteness_test(itemsize)
 
     @cuda.jit(device=True)
     def load_words(logits64, first, q, at):
@@ -507,21 +583,9 @@ def _dtype_kernels(itemsize: int) -> dict:
             q[word] = q[word] | ((bits & element_mask) << types.uint64(element_bits * j % 64))
 
     @cuda.jit(device=True)
-    def kept_byte(q, at, exponent32):
-        """Bit j set iff element j of the 8 in words ``q[at:at + itemsize]`` is kept."""
-        byte = types.uint32(0)
-        for j in range(8):
-            k = ((j + 1) * itemsize - 1) // 4  # the 32-bit word holding element j's exponent
-            word = types.uint32((q[at + k // 2] >> types.uint64(32 * (k % 2))) & _FULL)
-            exp = types.uint32(exponent32 << types.uint32(8 * (j * itemsize % 4)))
-            if word & exp != exp:
-                byte = types.uint32(byte | (types.uint32(1) << types.uint32(j)))
-        return byte
-
-    @cuda.jit(device=True)
-    def store_byte(q, at, exponent32, mask, b):
+    def store_byte(q, at, operand, mask, b):
         """Store mask byte ``b`` of the 8 elements in ``q[at:]``; return its count."""
-        byte = kept_byte(q, at, exponent32)
+        byte = kept_byte(q, at, operand)
         mask[b] = byte
         return cuda.popc(byte)
 
@@ -538,7 +602,7 @@ def _dtype_kernels(itemsize: int) -> dict:
         """
         lane = cuda.threadIdx.x % 32
         exponent64 = types.uint64(exponent)
-        exponent32 = types.uint32(exponent64 >> exponent_shift)
+        operand = test_operand(exponent64)
         q = cuda.local.array(buffer_words, types.uint64)
         kept = 0
         if wide != 0:
@@ -549,7 +613,7 @@ def _dtype_kernels(itemsize: int) -> dict:
                 for u in range(unroll):
                     load_words(logits64, first + u * segment_words, q, u * itemsize)
                 for u in range(unroll):
-                    kept += store_byte(q, u * itemsize, exponent32, mask, mask_at + 32 * u)
+                    kept += store_byte(q, u * itemsize, operand, mask, mask_at + 32 * u)
                 seg += unroll
         head = (logits, logits64, wide, row_offset, col_stride, vocab, exponent64)
         if seg < end:
@@ -558,7 +622,7 @@ def _dtype_kernels(itemsize: int) -> dict:
             if seg + 1 < end:
                 load_segment(*head, (seg + 1) * SEGMENT + 8 * lane, q, itemsize)
             if 8 * (32 * seg + lane) < vocab:
-                kept += store_byte(q, 0, exponent32, mask, mask_row + 32 * seg + lane)
+                kept += store_byte(q, 0, operand, mask, mask_row + 32 * seg + lane)
             for i in range(itemsize):
                 q[i] = q[itemsize + i]
             seg += 1
@@ -566,7 +630,7 @@ def _dtype_kernels(itemsize: int) -> dict:
 
     def fused(
         logits, logits64, row_stride, col_stride, exponent, wide, num_sampled, has_num_sampled,
-        num_sampled_stride, vocab, width, num_bytes, ids, counts, mask, mask_words, aligned,
+        num_sampled_stride, vocab, width, num_bytes, ids, counts, mask, mask_words, mask_align,
     ):  # fmt: skip
         """One block per row, warp w streaming the w-th range of the row (whole groups but the
         last), one barrier combining the warp counts, then each warp ranking its range."""
@@ -605,7 +669,7 @@ def _dtype_kernels(itemsize: int) -> dict:
         _fill_ids(ids, id_row + min(total, width), id_row + width, tid, threads)
         if before < width and count > 0:
             _rank_range(
-                mask, mask_words, aligned, mask_row, 32 * seg, min(32 * end, num_bytes),
+                mask, mask_words, mask_align, mask_row, 32 * seg, min(32 * end, num_bytes),
                 before, min(width, before + count), ids, id_row, width, lane, scan,
                 FUSED_LANE_WORDS,
             )  # fmt: skip
@@ -634,7 +698,7 @@ def _dtype_kernels(itemsize: int) -> dict:
     def split(
         logits, logits64, row_stride, col_stride, exponent, wide, num_sampled, has_num_sampled,
         num_sampled_stride, vocab, width, num_bytes, tiles_per_row, segs_per_unit, ids, counts,
-        mask, mask_words, aligned, state_pointer,
+        mask, mask_words, mask_align, state_pointer,
     ):  # fmt: skip
         """Block per ticket t = tile t % tiles_per_row of row t // tiles_per_row, warp per
         unit: pass 1, the tile count published as ``state[2 + t] = count + 1``, the
@@ -685,7 +749,7 @@ def _dtype_kernels(itemsize: int) -> dict:
                 counts[row] = prefix + total
             _fill_ids(ids, id_row + min(prefix + total, width), id_row + width, tid, threads)
         _rank_unit(
-            mask, mask_words, aligned, num_bytes, segs_per_unit, ids, width, row, unit,
+            mask, mask_words, mask_align, num_bytes, segs_per_unit, ids, width, row, unit,
             prefix + before, count, lane, scan,
         )  # fmt: skip
         if warp == 0:  # the block that finishes last leaves the state zero
@@ -709,7 +773,7 @@ def _signatures(itemsize: int, count_type) -> dict:
     p = types.CPointer
     i64 = types.int64
     ids, counts, mask = p(types.int32), p(types.int32), p(types.uint8)
-    masks = (mask, p(types.uint32), i64)  # bytes, the same bytes as words, words usable
+    masks = (mask, p(types.uint32), i64)  # bytes, the same bytes as words, row alignment
     # logits (elements, and the same address as uint64 words), row stride, col stride,
     # exponent, wide, num_sampled_tokens (pointer, present, stride)
     head = (p(_NUMBA_UINTS[itemsize]), p(types.uint64), i64, i64, i64, i64, p(count_type), i64, i64)
@@ -900,13 +964,13 @@ class _Plan:
             out.counts.data_ptr(),
             out.packed_mask.data_ptr(),
         )
-        aligned = int(self.num_bytes % 4 == 0 and mask % 4 == 0)
+        mask_align = next(a for a in (16, 4, 1) if self.num_bytes % a == 0 and mask % a == 0)
         wide = int(self.wide_layout and address % 16 == 0)
         head = (address, address, *self.head, wide, counts_ptr, *self.counts)
         if self.variant == "fused":
             _core_launch(
                 stream, self.config, self.kernel, *head,
-                self.vocab, self.width, self.num_bytes, ids, counts, mask, mask, aligned,
+                self.vocab, self.width, self.num_bytes, ids, counts, mask, mask, mask_align,
             )  # fmt: skip
             return
         zeroed = stream_scratch.for_stream(self.device, pointer)
@@ -914,7 +978,7 @@ class _Plan:
         try:  # held until the launch is queued
             _core_launch(
                 stream, self.config, self.kernel, *head, self.vocab, self.width,
-                self.num_bytes, *self.tiles, ids, counts, mask, mask, aligned, state.data_ptr(),
+                self.num_bytes, *self.tiles, ids, counts, mask, mask, mask_align, state.data_ptr(),
             )  # fmt: skip
         finally:
             zeroed.release()
@@ -989,8 +1053,8 @@ def _compact_simulated(logits, num_sampled_tokens, out, variant) -> None:
     shape = geometry(num_reqs, vocab, variant, sm_count=4)  # a few tiles per row, as on a GPU
     # The simulator copies each array argument in and out of a launch, so a uint32 view of the
     # mask would not see the same launch's byte stores (and its copy back would undo them):
-    # the kernels rank from bytes here (the word path runs on a GPU).
-    masks = (mask, np.zeros(1, np.uint32), 0)
+    # the kernels rank from bytes here (alignment 1; the word paths run on a GPU).
+    masks = (mask, np.zeros(1, np.uint32), 1)
     head = (
         elements,
         words if words.size else np.zeros(1, np.uint64),
