@@ -37,10 +37,13 @@ class Case:
     num_sampled_dtype: torch.dtype = torch.int32
     seed: int = 0
     values: tuple[float, ...] | None = field(default=None)  # explicit single-row logits
+    every_bit_pattern: bool = False  # a 16-bit dtype's 2**16 patterns, seeded order, in R rows
 
     def logits(self, device: torch.device | str = "cpu") -> torch.Tensor:
         if self.values is not None:
             dense = torch.tensor([self.values], dtype=self.dtype)
+        elif self.every_bit_pattern:
+            dense = every_bit_pattern(self.num_reqs, self.dtype, self.seed)
         else:
             dense = make_logits(
                 self.num_reqs, self.vocab_size, self.supports, self.dtype, self.seed, junk=True
@@ -51,6 +54,16 @@ class Case:
         if self.num_sampled is None:
             return None
         return torch.tensor(self.num_sampled, dtype=self.num_sampled_dtype, device=device)
+
+
+def every_bit_pattern(num_reqs: int, dtype: torch.dtype, seed: int) -> torch.Tensor:
+    """Each of the 2**16 bit patterns of a 16-bit ``dtype`` once, in a seeded order, as
+    ``num_reqs`` rows: every NaN payload, both infinities and signs, subnormals and zeros, next
+    to neighbours of every kind (kernels that test several elements of a word at once)."""
+    generator = torch.Generator().manual_seed(seed)
+    patterns = torch.randperm(1 << 16, generator=generator).to(torch.int32)
+    as_int16 = torch.where(patterns >= 1 << 15, patterns - (1 << 16), patterns).to(torch.int16)
+    return as_int16.view(dtype).reshape(num_reqs, -1)
 
 
 def lay_out(dense: torch.Tensor, layout: str) -> torch.Tensor:
@@ -127,6 +140,10 @@ def conformance_cases(vocab_size: int = VOCAB) -> list[Case]:
         Case("single-column", 3, 1, (1, 0, 1), 2_048),
     ]
     cases += [Case(f"vocab-{v}", 3, v, (0, v // 2, v), 5) for v in (2, 7, 9, 31, 33, 255, 257)]
+    cases += [
+        Case(f"every-bit-pattern-{str(d)[6:]}", 16, 4_096, (), 4_096, d, every_bit_pattern=True)
+        for d in (torch.float16, torch.bfloat16)
+    ]
     return cases
 
 
