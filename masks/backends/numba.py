@@ -233,6 +233,7 @@ def _vector_load(instruction: str, element: types.Integer, count: int):
     loads."""
     loaded_type = types.UniTuple(element, count)
     bits = element.bitwidth
+    assert bits in (32, 64), "the output constraints below are for 32- and 64-bit elements"
     operands = ", ".join(f"${i}" for i in range(count))
     constraints = ",".join(["=l" if bits == 64 else "=r"] * count + ["l"])
 
@@ -254,6 +255,7 @@ def _vector_load(instruction: str, element: types.Integer, count: int):
 
         return loaded_type(words, index), codegen
 
+    load.__name__ = f"load_{count}x{bits}"  # names the intrinsic in numba's typing errors
     return intrinsic(load)
 
 
@@ -486,8 +488,8 @@ def _release_tiles(state, num_tiles, done, lane, scan):
 
 
 def _finiteness_test(itemsize: int):
-    """``(test_operand, kept_byte)`` for elements of ``itemsize`` bytes: ``kept_byte(q, at,
-    test_operand(exponent))`` has bit j set iff element j of the 8 in the uint64 words
+    """``(exponent_key, kept_byte)`` for elements of ``itemsize`` bytes: ``kept_byte(q, at,
+    exponent_key(exponent))`` has bit j set iff element j of the 8 in the uint64 words
     ``q[at:at + itemsize]`` is kept (its exponent field is not all ones).
 
     Four elements per word (bf16, fp16): all of a word at once. With ``fields`` the exponent
@@ -495,21 +497,23 @@ def _finiteness_test(itemsize: int):
     ones, and adding ``below_top`` (every bit below each element's top bit) carries into the
     element's top bit iff it is not zero; no field holds a top bit, so no carry crosses
     elements. Fewer elements per word (fp32, fp64): one 32-bit compare per element. Per 8
-    loads of pass 1's loop (ptxas sm_90) the word test takes bf16 from 336 instructions to 248
+    loads of pass 1's loop (ptxas sm_90) the word test takes bf16 from 336 instructions to 250
     (CUDA C: 204), fp32 from 181 to 164 and fp64 from 104 to 122. On the H200 it made ``fused``
     1-2% faster on bf16 rows at R >= 512 and 3% slower on fp32 (benchmarks/results/
     h200-2026-12-01-s3, run 1), so only 16-bit elements use it.
     """
     if itemsize == 2:
-        each_element = np.uint64(0x0001_0001_0001_0001)
+        one_per_element = np.uint64(0x0001_0001_0001_0001)
         below_top = np.uint64(0x7FFF_7FFF_7FFF_7FFF)
 
         @cuda.jit(device=True)
         def fields_of(exponent64):
-            return exponent64 * each_element
+            """The exponent field of each of a word's four elements."""
+            return exponent64 * one_per_element
 
         @cuda.jit(device=True)
         def kept_in_words(q, at, fields):
+            """Bit ``4k + i``: element i of word ``q[at + k]``, all four of a word at once."""
             byte = types.uint64(0)
             for k in range(2):
                 tops = (((q[at + k] & fields) ^ fields) + below_top) >> types.uint64(15)
@@ -524,10 +528,12 @@ def _finiteness_test(itemsize: int):
 
     @cuda.jit(device=True)
     def exponent32_of(exponent64):
+        """The exponent field within the 32-bit word that holds it."""
         return types.uint32(exponent64 >> exponent_shift)
 
     @cuda.jit(device=True)
     def kept_per_element(q, at, exponent32):
+        """One 32-bit compare per element."""
         byte = types.uint32(0)
         for j in range(8):
             k = ((j + 1) * itemsize - 1) // 4  # the 32-bit word holding element j's exponent
@@ -551,7 +557,7 @@ def _dtype_kernels(itemsize: int) -> dict:
     segment_words = SEGMENT * itemsize // 8
     element_bits = 8 * itemsize
     element_mask = np.uint64((1 << element_bits) - 1)
-    test_operand, kept_byte = _finiteness_test(itemsize)
+    exponent_key, kept_byte = _finiteness_test(itemsize)
 
     @cuda.jit(device=True)
     def load_words(logits64, first, q, at):
@@ -583,9 +589,9 @@ def _dtype_kernels(itemsize: int) -> dict:
             q[word] = q[word] | ((bits & element_mask) << types.uint64(element_bits * j % 64))
 
     @cuda.jit(device=True)
-    def store_byte(q, at, operand, mask, b):
+    def store_byte(q, at, key, mask, b):
         """Store mask byte ``b`` of the 8 elements in ``q[at:]``; return its count."""
-        byte = kept_byte(q, at, operand)
+        byte = kept_byte(q, at, key)
         mask[b] = byte
         return cuda.popc(byte)
 
@@ -602,7 +608,7 @@ def _dtype_kernels(itemsize: int) -> dict:
         """
         lane = cuda.threadIdx.x % 32
         exponent64 = types.uint64(exponent)
-        operand = test_operand(exponent64)
+        key = exponent_key(exponent64)
         q = cuda.local.array(buffer_words, types.uint64)
         kept = 0
         if wide != 0:
@@ -613,7 +619,7 @@ def _dtype_kernels(itemsize: int) -> dict:
                 for u in range(unroll):
                     load_words(logits64, first + u * segment_words, q, u * itemsize)
                 for u in range(unroll):
-                    kept += store_byte(q, u * itemsize, operand, mask, mask_at + 32 * u)
+                    kept += store_byte(q, u * itemsize, key, mask, mask_at + 32 * u)
                 seg += unroll
         head = (logits, logits64, wide, row_offset, col_stride, vocab, exponent64)
         if seg < end:
@@ -622,7 +628,7 @@ def _dtype_kernels(itemsize: int) -> dict:
             if seg + 1 < end:
                 load_segment(*head, (seg + 1) * SEGMENT + 8 * lane, q, itemsize)
             if 8 * (32 * seg + lane) < vocab:
-                kept += store_byte(q, 0, operand, mask, mask_row + 32 * seg + lane)
+                kept += store_byte(q, 0, key, mask, mask_row + 32 * seg + lane)
             for i in range(itemsize):
                 q[i] = q[itemsize + i]
             seg += 1
@@ -964,7 +970,7 @@ class _Plan:
             out.counts.data_ptr(),
             out.packed_mask.data_ptr(),
         )
-        mask_align = next(a for a in (16, 4, 1) if self.num_bytes % a == 0 and mask % a == 0)
+        mask_align = math.gcd(self.num_bytes, mask, 16)  # the kernels test >= 4 and == 16
         wide = int(self.wide_layout and address % 16 == 0)
         head = (address, address, *self.head, wide, counts_ptr, *self.counts)
         if self.variant == "fused":
