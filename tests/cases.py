@@ -37,13 +37,14 @@ class Case:
     num_sampled_dtype: torch.dtype = torch.int32
     seed: int = 0
     values: tuple[float, ...] | None = field(default=None)  # explicit single-row logits
-    every_bit_pattern: bool = False  # a 16-bit dtype's 2**16 patterns, seeded order, in R rows
+    bit_patterns: str | None = None  # "every" or "boundary": a 16-bit dtype's patterns (R x V)
 
     def logits(self, device: torch.device | str = "cpu") -> torch.Tensor:
         if self.values is not None:
             dense = torch.tensor([self.values], dtype=self.dtype)
-        elif self.every_bit_pattern:
-            dense = every_bit_pattern(self.num_reqs, self.dtype, self.seed)
+        elif self.bit_patterns is not None:
+            patterns = bit_patterns(self.dtype, self.bit_patterns, self.seed)
+            dense = patterns.reshape(self.num_reqs, self.vocab_size)
         else:
             dense = make_logits(
                 self.num_reqs, self.vocab_size, self.supports, self.dtype, self.seed, junk=True
@@ -56,14 +57,28 @@ class Case:
         return torch.tensor(self.num_sampled, dtype=self.num_sampled_dtype, device=device)
 
 
-def every_bit_pattern(num_reqs: int, dtype: torch.dtype, seed: int) -> torch.Tensor:
-    """Each of the 2**16 bit patterns of a 16-bit ``dtype`` once, in a seeded order, as
-    ``num_reqs`` rows: every NaN payload, both infinities and signs, subnormals and zeros, next
-    to neighbours of every kind (kernels that test several elements of a word at once)."""
-    generator = torch.Generator().manual_seed(seed)
-    patterns = torch.randperm(1 << 16, generator=generator).to(torch.int32)
-    as_int16 = torch.where(patterns >= 1 << 15, patterns - (1 << 16), patterns).to(torch.int16)
-    return as_int16.view(dtype).reshape(num_reqs, -1)
+_MANTISSA_BITS = {torch.float16: 10, torch.bfloat16: 7}
+
+
+def bit_patterns(dtype: torch.dtype, which: str, seed: int) -> torch.Tensor:
+    """Bit patterns of a 16-bit ``dtype`` in a seeded order, flat: ``"every"`` one of the 2**16
+    (every NaN payload, both infinities, subnormals, zeros), ``"boundary"`` every sign and
+    exponent with the mantissas 0, 1, top bit and all ones (the emulations' share: 0.2 ms per
+    logit). Each sits next to neighbours of every kind, for kernels that test several elements
+    of a word at once."""
+    if which == "every":
+        patterns = torch.arange(1 << 16)
+    elif which == "boundary":
+        mantissa_bits = _MANTISSA_BITS[dtype]
+        mantissas = torch.tensor([0, 1, 1 << (mantissa_bits - 1), (1 << mantissa_bits) - 1])
+        sign_and_exponent = torch.arange(1 << (16 - mantissa_bits)) << mantissa_bits
+        patterns = (sign_and_exponent[:, None] | mantissas[None, :]).flatten()
+    else:
+        raise ValueError(f"unknown bit patterns {which!r}")
+    order = torch.randperm(len(patterns), generator=torch.Generator().manual_seed(seed))
+    unsigned = patterns[order]
+    signed = torch.where(unsigned < 1 << 15, unsigned, unsigned - (1 << 16))
+    return signed.to(torch.int16).view(dtype)
 
 
 def lay_out(dense: torch.Tensor, layout: str) -> torch.Tensor:
@@ -86,7 +101,9 @@ def lay_out(dense: torch.Tensor, layout: str) -> torch.Tensor:
     raise ValueError(f"unknown layout {layout!r}")
 
 
-def conformance_cases(vocab_size: int = VOCAB) -> list[Case]:
+def conformance_cases(emulated: bool = False) -> list[Case]:
+    """Every case, on a smaller vocabulary and with fewer bit patterns for an emulation."""
+    vocab_size = EMULATED_VOCAB if emulated else VOCAB
     edges = edge_supports(vocab_size)
     cases = [
         Case(f"edges-V{vocab_size}-W{w}-{str(d)[6:]}", len(edges), vocab_size, edges, w, d)
@@ -140,10 +157,21 @@ def conformance_cases(vocab_size: int = VOCAB) -> list[Case]:
         Case("single-column", 3, 1, (1, 0, 1), 2_048),
     ]
     cases += [Case(f"vocab-{v}", 3, v, (0, v // 2, v), 5) for v in (2, 7, 9, 31, 33, 255, 257)]
-    cases += [
-        Case(f"every-bit-pattern-{str(d)[6:]}", 16, 4_096, (), 4_096, d, every_bit_pattern=True)
-        for d in (torch.float16, torch.bfloat16)
-    ]
+    patterns = "boundary" if emulated else "every"
+    for dtype in (torch.float16, torch.bfloat16):
+        count = len(bit_patterns(dtype, patterns, seed=0))
+        num_reqs = 1 if count <= 4_096 else count // 4_096
+        cases.append(
+            Case(
+                f"{patterns}-bit-patterns-{str(dtype)[6:]}",
+                num_reqs,
+                count // num_reqs,
+                (),
+                count // num_reqs,
+                dtype,
+                bit_patterns=patterns,
+            )
+        )
     return cases
 
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 import torch
-from cases import EMULATED_VOCAB, VOCAB, Case, conformance_cases, empty_cases
+from cases import VOCAB, Case, conformance_cases, empty_cases
 from conftest import backend_params
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -62,9 +62,7 @@ def backend_cases() -> list:
     return [
         pytest.param(param.values[0], case, id=f"{param.values[0]}-{case.name}", marks=param.marks)
         for param in BACKENDS
-        for case in conformance_cases(
-            EMULATED_VOCAB if registry.is_emulated(param.values[0]) else VOCAB
-        )
+        for case in conformance_cases(registry.is_emulated(param.values[0]))
     ]
 
 

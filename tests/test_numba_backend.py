@@ -158,7 +158,18 @@ def _check_past_one_batch(variant: str, vocab: int) -> None:
 @needs_kernels
 @pytest.mark.parametrize("variant", ["fused", "split"])
 @pytest.mark.parametrize(
-    "tail", [808, 832, 896], ids=["mask-rows-unaligned", "mask-rows-words", "mask-rows-16-bytes"]
+    "tail",
+    [
+        pytest.param(808, id="mask-rows-unaligned"),
+        pytest.param(
+            832,
+            id="mask-rows-words",
+            marks=pytest.mark.skipif(
+                nb.SIMULATED, reason="the simulator ranks bytes, as in mask-rows-unaligned"
+            ),
+        ),
+        pytest.param(896, id="mask-rows-16-bytes"),
+    ],
 )
 def test_ranges_longer_than_one_batch_of_rank_steps(variant: str, tail: int) -> None:
     """Warp ranges of more than RANK_STEPS steps of mask words (``fused``: a step is 4096
