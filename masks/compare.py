@@ -448,6 +448,18 @@ class Report:
     stopped: str | None = None
     """Why the run ended early (its results so far are kept), or None when it completed."""
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Report:
+        """The report a results JSON holds (`to_dict`'s inverse): plots and tables can be
+        redrawn from committed results."""
+        return cls(
+            data["environment"],
+            data["settings"],
+            timing.CopyCeiling(**data["copy_ceiling"]),
+            [Result(**result) for result in data["results"]],
+            data["stopped"],
+        )
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "schema": 1,

@@ -158,6 +158,23 @@ def test_emulated_results_are_labelled_and_not_plotted(tmp_path: Path) -> None:
     assert png.read_bytes().startswith(PNG_MAGIC)
 
 
+def test_report_survives_its_json(tmp_path: Path) -> None:
+    """`Report.from_dict` reads back what `write_json` wrote (plots are redrawn from it)."""
+    shape = compare.QUICK_GRID.shapes()[0]
+    timed = compare.Result.for_shape("torch", shape, emulated=False)
+    timed.device_time_us, timed.pct_of_ceiling, timed.host_probe_us = 100.0, 1.0, 5.5
+    report = compare.Report(
+        {"device_name": "test"},
+        {"budget_ms": 20},
+        timing.CopyCeiling(10.0, 2, 0.2),
+        [timed, compare.Result.for_shape("triton", shape, emulated=True)],
+        "stopped early",
+    )
+    compare.write_json(report, tmp_path / "compare.json")
+    loaded = compare.Report.from_dict(json.loads((tmp_path / "compare.json").read_text()))
+    assert loaded == report
+
+
 def test_default_backends_start_with_the_reference() -> None:
     assert compare.default_backends(CPU)[0] == "torch"
 
