@@ -62,17 +62,18 @@ def make_logits(
     return values
 
 
-_EXPONENT_BITS = {
+BIT_FIELDS = {
     torch.float64: (torch.int64, 52, 11),
     torch.float32: (torch.int32, 23, 8),
     torch.float16: (torch.int16, 10, 5),
     torch.bfloat16: (torch.int16, 7, 8),
 }
+"""dtype: (integer dtype of its width, mantissa bits, exponent bits), for inputs written as bits."""
 
 
 def _write_junk(values: torch.Tensor, dropped: torch.Tensor, generator: torch.Generator) -> None:
     """Replace a random two thirds of the dropped entries by +inf or NaN (random payload/sign)."""
-    int_dtype, mantissa_bits, exponent_bits = _EXPONENT_BITS[values.dtype]
+    int_dtype, mantissa_bits, exponent_bits = BIT_FIELDS[values.dtype]
     bits = values.view(int_dtype)
     kind = torch.randint(0, 3, values.shape, generator=generator, device=values.device)
     payload_limit = 1 << min(mantissa_bits, 31)

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from masks.testing import make_logits
+from masks.testing import BIT_FIELDS, make_logits
 
 NEG_INF = float("-inf")
 TIE_ROW = [6.0, 5.0, 4.0, 4.0, 4.0, NEG_INF, NEG_INF, NEG_INF]
@@ -57,9 +57,6 @@ class Case:
         return torch.tensor(self.num_sampled, dtype=self.num_sampled_dtype, device=device)
 
 
-_MANTISSA_BITS = {torch.float16: 10, torch.bfloat16: 7}
-
-
 def bit_patterns(dtype: torch.dtype, which: str, seed: int) -> torch.Tensor:
     """Bit patterns of a 16-bit ``dtype`` in a seeded order, flat: ``"every"`` one of the 2**16
     (every NaN payload, both infinities, subnormals, zeros), ``"boundary"`` every sign and
@@ -69,7 +66,7 @@ def bit_patterns(dtype: torch.dtype, which: str, seed: int) -> torch.Tensor:
     if which == "every":
         patterns = torch.arange(1 << 16)
     elif which == "boundary":
-        mantissa_bits = _MANTISSA_BITS[dtype]
+        mantissa_bits = BIT_FIELDS[dtype][1]
         mantissas = torch.tensor([0, 1, 1 << (mantissa_bits - 1), (1 << mantissa_bits) - 1])
         sign_and_exponent = torch.arange(1 << (16 - mantissa_bits)) << mantissa_bits
         patterns = (sign_and_exponent[:, None] | mantissas[None, :]).flatten()
