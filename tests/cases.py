@@ -38,6 +38,7 @@ class Case:
     seed: int = 0
     values: tuple[float, ...] | None = field(default=None)  # explicit single-row logits
     bit_patterns: str | None = None  # "every" or "boundary": a 16-bit dtype's patterns (R x V)
+    kept_ranges: tuple[tuple[int, int], ...] | None = None  # row r keeps columns [a, b) only
 
     def logits(self, device: torch.device | str = "cpu") -> torch.Tensor:
         if self.values is not None:
@@ -45,6 +46,11 @@ class Case:
         elif self.bit_patterns is not None:
             patterns = bit_patterns(self.dtype, self.bit_patterns, self.seed)
             dense = patterns.reshape(self.num_reqs, self.vocab_size)
+        elif self.kept_ranges is not None:
+            dense = make_logits(self.num_reqs, self.vocab_size, "full", self.dtype, self.seed)
+            for row, (first, stop) in zip(dense, self.kept_ranges, strict=True):
+                row[:first] = NEG_INF
+                row[stop:] = NEG_INF
         else:
             dense = make_logits(
                 self.num_reqs, self.vocab_size, self.supports, self.dtype, self.seed, junk=True
@@ -154,6 +160,15 @@ def conformance_cases(emulated: bool = False) -> list[Case]:
         Case("single-column", 3, 1, (1, 0, 1), 2_048),
     ]
     cases += [Case(f"vocab-{v}", 3, v, (0, v // 2, v), 5) for v in (2, 7, 9, 31, 33, 255, 257)]
+    # Runs of kept columns: 600 past the first 2048 columns, where a kernel that splits a row
+    # between warps or programs finds many ids in one part and none before it (CUDA C's
+    # `fused` stages 256 ids per warp, then ranks the rest from the mask), and runs at the ends.
+    clustered = ((vocab_size // 8, vocab_size // 8 + 600), (0, 300), (vocab_size - 300, vocab_size))
+    cases += [
+        Case(f"clustered-W{w}-{str(d)[6:]}", 3, vocab_size, (), w, d, kept_ranges=clustered)
+        for w in (100, 2048)
+        for d in (torch.float32, torch.bfloat16)
+    ]
     patterns = "boundary" if emulated else "every"
     for dtype in (torch.float16, torch.bfloat16):
         count = len(bit_patterns(dtype, patterns, seed=0))

@@ -31,8 +31,18 @@ Design (the one every GPU backend of masks follows):
   and flags live in the stream's zeroed scratch (`masks.backends.scratch`), which the launch's
   last block resets. One launch, not two: on the H200 the two-launch form (counts through
   scratch, then ranking) cost 1-2 us more device time at R=4..64 and ~5 us more host dispatch.
-* ``fused`` (many rows): one block per row, warp k streams the k-th equal range of the row, one
-  barrier exchanges the warp counts, then each warp ranks its range. One launch.
+* ``fused`` (many rows): one block per row, warp k streams the k-th equal range of the row and
+  ranks its ids as it goes (``rank_bytes``: per group of segments, one shuffle scan of the
+  lanes' byte popcounts per three segments; a group whose kept columns lie in one lane needs
+  none): warp 0, whose first rank is 0, writes straight into the row's ids, the others into
+  256 slots each of shared memory. One barrier exchanges the warp counts, then each warp copies
+  its staged ids into place, or ranks its range from the mask (pass 2) when it needs more than
+  it staged. One launch. Ranking after the barrier was the tail of a wave of rows: on the H200
+  (results/h200-2026-12-01-s4) it cost 2-4 us at R=256 and 8 us at R=512 (bf16, V=128256,
+  against skipping it); ranking during pass 1 took 3-7% off the whole call at R=256 and 7-8%
+  at R=512 and 1024 on bf16 rows of 2048 ids, where keeping the mask in shared memory for
+  pass 2 gained nothing, and loading the next group before ranking one cost up to 5% on bf16
+  and 35% on fp32 (it spilled registers).
 * ``auto`` picks ``fused`` from about two waves of row blocks on, using the SM count read once
   per device.
 

@@ -31,7 +31,9 @@ Kernels (the layout of masks/backends/compact.cu, whose design notes are in cupy
        `warp_scan` gives the exclusive prefix of the lanes' popcounts, the lane writes the ids
        of its set bits (only set bits are visited; a step of full words writes consecutive
        ids with coalesced stores) to slots < W, and the warp stops once its ranks reach W or
-       its last kept id.
+       its last kept id. (CUDA C's ``fused`` ranks during pass 1 instead, see cupy.py; here
+       the scans would then run a data-dependent number of times per warp before the block's
+       barrier, which the simulator's barrier-based `warp_scan_shared` cannot do.)
     ``fused`` runs one block of FUSED_THREADS per row. ``split`` (few rows: R = 1 must fill
     the GPU) runs tiles of SPLIT_THREADS / 32 units, grid = rows x tiles (`split_tiling`), in
     one launch, not two: at R = 1..16 a second launch cost ~1-2 us of device time and ~6 us of

@@ -1,0 +1,6 @@
+# Device run 4: cupy:fused variants (decompose3.py: old, new, smem, the word-at-once test), interleaved 5 rounds.
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 || exit
+S=$OUT/s; mkdir -p $S; R=$PWD; cp .ab/run4.sh $S/command.sh; cp .ab/decompose3.py $S/
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv > $S/env.txt
+PYTHONPATH=/tmp/site:$R timeout 200 python3 .ab/decompose3.py $S/decompose3.json 2>&1 | tee $S/decompose3.txt
+tar -czf $OUT/s.tgz -C $OUT s
