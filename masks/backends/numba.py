@@ -31,9 +31,12 @@ Kernels (the layout of masks/backends/compact.cu, whose design notes are in cupy
        `warp_scan` gives the exclusive prefix of the lanes' popcounts, the lane writes the ids
        of its set bits (only set bits are visited; a step of full words writes consecutive
        ids with coalesced stores) to slots < W, and the warp stops once its ranks reach W or
-       its last kept id. (CUDA C's ``fused`` ranks during pass 1 instead, see cupy.py; here
-       the scans would then run a data-dependent number of times per warp before the block's
-       barrier, which the simulator's barrier-based `warp_scan_shared` cannot do.)
+       its last kept id. (CUDA C's ``fused`` ranks during pass 1 instead, see cupy.py. That
+       design written here, with a warp barrier for the simulator, whose `warp_scan_shared`
+       uses block barriers, passed the GPU tests but made bf16 rows 12-13% slower and fp32
+       rows 3% faster on the H200: its pass-1 loop compiled to ~2500 instructions per group of
+       8 loads against CUDA C's ~840, mostly 64-bit integer arithmetic; results/
+       h200-2026-12-01-s4, run 8.)
     ``fused`` runs one block of FUSED_THREADS per row. ``split`` (few rows: R = 1 must fill
     the GPU) runs tiles of SPLIT_THREADS / 32 units, grid = rows x tiles (`split_tiling`), in
     one launch, not two: at R = 1..16 a second launch cost ~1-2 us of device time and ~6 us of
