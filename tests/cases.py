@@ -38,7 +38,8 @@ class Case:
     seed: int = 0
     values: tuple[float, ...] | None = field(default=None)  # explicit single-row logits
     bit_patterns: str | None = None  # "every" or "boundary": a 16-bit dtype's patterns (R x V)
-    kept_ranges: tuple[tuple[int, int], ...] | None = None  # row r keeps columns [a, b) only
+    kept_ranges: tuple[tuple[tuple[int, int], ...], ...] | None = None
+    """Row r keeps the columns of its ranges ``[a, b)`` only."""
 
     def logits(self, device: torch.device | str = "cpu") -> torch.Tensor:
         if self.values is not None:
@@ -48,9 +49,11 @@ class Case:
             dense = patterns.reshape(self.num_reqs, self.vocab_size)
         elif self.kept_ranges is not None:
             dense = make_logits(self.num_reqs, self.vocab_size, "full", self.dtype, self.seed)
-            for row, (first, stop) in zip(dense, self.kept_ranges, strict=True):
-                row[:first] = NEG_INF
-                row[stop:] = NEG_INF
+            for row, ranges in zip(dense, self.kept_ranges, strict=True):
+                kept = torch.zeros(self.vocab_size, dtype=torch.bool)
+                for first, stop in ranges:
+                    kept[first:stop] = True
+                row[~kept] = NEG_INF
         else:
             dense = make_logits(
                 self.num_reqs, self.vocab_size, self.supports, self.dtype, self.seed, junk=True
@@ -160,13 +163,25 @@ def conformance_cases(emulated: bool = False) -> list[Case]:
         Case("single-column", 3, 1, (1, 0, 1), 2_048),
     ]
     cases += [Case(f"vocab-{v}", 3, v, (0, v // 2, v), 5) for v in (2, 7, 9, 31, 33, 255, 257)]
-    # Runs of kept columns: 600 past the first 2048 columns, where a kernel that splits a row
-    # between warps or programs finds many ids in one part and none before it (CUDA C's
-    # `fused` stages 256 ids per warp, then ranks the rest from the mask), and runs at the ends.
-    clustered = ((vocab_size // 8, vocab_size // 8 + 600), (0, 300), (vocab_size - 300, vocab_size))
+    # Runs of kept columns, where a kernel that splits a row between warps or programs finds
+    # many ids in one part (CUDA C's `fused` stages 256 ids per warp, then ranks the rest from
+    # the mask): 600 past the first 2048 columns, runs at both ends; then, on rows of whole
+    # 16-byte vectors (the vector loads), 100 ids and a run of 256 or 257 past column 2048.
+    clustered = (
+        ((vocab_size // 8, vocab_size // 8 + 600),),
+        ((0, 300),),
+        ((vocab_size - 300, vocab_size),),
+    )
+    aligned = vocab_size - vocab_size % 64
+    runs = (((0, 100), (2_058, 2_058 + n)) for n in (256, 257))
+    aligned_clustered = (*runs, ((aligned - 300, aligned),))
     cases += [
-        Case(f"clustered-W{w}-{str(d)[6:]}", 3, vocab_size, (), w, d, kept_ranges=clustered)
-        for w in (100, 2048)
+        Case(f"{name}-W{w}-{str(d)[6:]}", 3, vocab, (), w, d, kept_ranges=ranges)
+        for name, vocab, ranges, widths in (
+            ("clustered", vocab_size, clustered, (100, 2048)),
+            ("aligned-clustered", aligned, aligned_clustered, (356, 2048)),
+        )
+        for w in widths
         for d in (torch.float32, torch.bfloat16)
     ]
     patterns = "boundary" if emulated else "every"
