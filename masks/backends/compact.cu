@@ -168,6 +168,16 @@ constexpr unsigned kFullMask = 0xFFFFFFFFu;
 // registers a thread), enough with 128 bytes of loads in flight per thread.
 constexpr int min_blocks(int threads) { return threads >= 1024 ? 1 : 1024 / threads; }
 
+// Whole warp: the sum of `value` over lanes 0 .. lane (a shuffle scan).
+__device__ __forceinline__ unsigned warp_inclusive_sum(unsigned value, unsigned lane) {
+#pragma unroll
+  for (int d = 1; d < 32; d <<= 1) {
+    const unsigned v = __shfl_up_sync(kFullMask, value, d);
+    if (lane >= static_cast<unsigned>(d)) value += v;
+  }
+  return value;
+}
+
 // Where `fused`'s pass 1 writes the ids it ranks as it streams: slots [0, cap) of `ids`, in
 // column order from the start of the warp's range; `ranked` counts the warp's kept ids so far
 // (warp-uniform; only its value below cap matters).
@@ -212,12 +222,7 @@ __device__ __forceinline__ void rank_bytes(const unsigned (&bits)[kN], long long
     for (int i = 0; i < 3 && u0 + i < kN; ++i) {
       packed |= static_cast<unsigned>(__popc(bits[u0 + i])) << (10 * i);
     }
-    unsigned inclusive = packed;
-#pragma unroll
-    for (int d = 1; d < 32; d <<= 1) {
-      const unsigned v = __shfl_up_sync(kFullMask, inclusive, d);
-      if (lane >= static_cast<unsigned>(d)) inclusive += v;
-    }
+    const unsigned inclusive = warp_inclusive_sum(packed, lane);
     const unsigned totals = __shfl_sync(kFullMask, inclusive, 31);
     const unsigned exclusive = inclusive - packed;
 #pragma unroll
@@ -359,12 +364,7 @@ __device__ __forceinline__ void rank_mask(const unsigned char* row_mask, long lo
       unsigned count = 0u;
 #pragma unroll
       for (int i = 0; i < kWords; ++i) count += static_cast<unsigned>(__popc(words[k][i]));
-      unsigned inclusive = count;
-#pragma unroll
-      for (int d = 1; d < 32; d <<= 1) {
-        const unsigned v = __shfl_up_sync(kFullMask, inclusive, d);
-        if (lane >= static_cast<unsigned>(d)) inclusive += v;
-      }
+      const unsigned inclusive = warp_inclusive_sum(count, lane);
       const unsigned step_count = __shfl_sync(kFullMask, inclusive, 31);
       const long long step = b + kStepBytes * k;
       if (step_count == kStepCols) {  // every word full: consecutive columns, coalesced stores
