@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from pathlib import Path
 
 Key = tuple[str, int, int, str, str]
+TARGET_PCT = 80
+"""The issues' bandwidth target, % of the copy ceiling: the summary counts cells below it."""
 
 
 def _timed(path: Path) -> tuple[dict[Key, dict], float]:
@@ -34,9 +37,16 @@ def ab_table(before: Path, after: Path) -> str:
         "| backend | R | V | dtype | support | A us | B us | B / A | A % ceil | B % ceil |",
         "| --- | ---: | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: |",
     ]
+    ratios: dict[tuple[str, str], list[float]] = {}
+    below: dict[tuple[str, str], list[int]] = {}
     for key in sorted(cells_a.keys() & cells_b.keys()):
         a, b = cells_a[key], cells_b[key]
         ratio = b["device_time_us"] / a["device_time_us"]
+        group = (key[0], key[3])  # backend, dtype
+        ratios.setdefault(group, []).append(ratio)
+        counts = below.setdefault(group, [0, 0])
+        counts[0] += a["pct_of_ceiling"] < TARGET_PCT
+        counts[1] += b["pct_of_ceiling"] < TARGET_PCT
         lines.append(
             "| {} | {} | {} | {} | {} | {:.1f} | {:.1f} | {:.2f} | {:.1f} | {:.1f} |".format(
                 *key,
@@ -46,6 +56,19 @@ def ab_table(before: Path, after: Path) -> str:
                 a["pct_of_ceiling"],
                 b["pct_of_ceiling"],
             )
+        )
+    lines += [
+        "",
+        "| backend | dtype | cells | geometric mean B / A | range "
+        f"| cells < {TARGET_PCT}% A -> B |",
+        "| --- | --- | ---: | ---: | --- | --- |",
+    ]
+    for (backend, dtype), group in sorted(ratios.items()):
+        mean = math.exp(sum(map(math.log, group)) / len(group))
+        a_below, b_below = below[(backend, dtype)]
+        lines.append(
+            f"| {backend} | {dtype} | {len(group)} | {mean:.3f} | {min(group):.2f}-{max(group):.2f}"
+            f" | {a_below} -> {b_below} |"
         )
     return "\n".join(lines)
 

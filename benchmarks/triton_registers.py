@@ -65,12 +65,13 @@ def register_count(cubin: bytes) -> int:
     raise ValueError("no EIATTR_REGCOUNT in the cubin")
 
 
-def fused_registers(dtype: torch.dtype, target: GPUTarget) -> int:
-    """Compile `_fused_kernel` for ``dtype`` as `compact` would launch it; its registers."""
+def fused_registers(dtype: torch.dtype, target: GPUTarget, pairs: bool = True) -> int:
+    """Compile `_fused_kernel` for ``dtype`` as `compact` would launch it (``pairs``: on rows that
+    `_pairs` allows, i.e. contiguous with an even length); its registers."""
     constexprs = {
         "num_sampled_ptr": None,
         "col_stride": 1,
-        **backend._fused_constexprs(dtype, words=True),
+        **backend._fused_constexprs(dtype, words=True, pairs=pairs),
     }
     types = {
         "logits_ptr": _POINTER_TYPES[dtype],
@@ -103,7 +104,12 @@ def main() -> None:
     target = GPUTarget("cuda", args.arch, 32)
     print(f"triton {triton.__version__}, sm_{args.arch}, knobs {args.knob or 'as committed'}")
     for name in args.dtypes.split(","):
-        print(f"{name}: {fused_registers(DTYPES[name], target)} registers per thread")
+        for pairs in (True, False) if DTYPES[name].itemsize == 2 else (True,):
+            registers = fused_registers(DTYPES[name], target, pairs)
+            print(
+                f"{name}{' (pairs)' if pairs and DTYPES[name].itemsize == 2 else ''}: "
+                f"{registers} registers per thread"
+            )
 
 
 if __name__ == "__main__":

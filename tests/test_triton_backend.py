@@ -155,6 +155,34 @@ def test_fused_ranks_rows_that_fit_in_w_one_range_per_warp(vocab_size, dtype):
     assert_masks_equal(got, expected)
 
 
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize(
+    "layout, pairs",
+    [("contiguous", True), ("odd row stride", False), ("2-byte offset", False), ("odd V", False)],
+)
+def test_fused_reads_16_bit_logits_two_per_word_where_the_layout_allows(dtype, layout, pairs):
+    """`fused` tests two 16-bit logits per int32 (SWAR) only on rows of an even number of
+    contiguous columns that start 4-byte aligned, else one per int16. Every one of the 65536 bit
+    patterns sits in both halves of a word (the patterns, then shifted by one column), so each
+    half's test meets every exponent, payload and neighbour."""
+    patterns = torch.arange(-(2**15), 2**15, dtype=torch.int32).to(torch.int16)
+    grid = torch.stack([patterns, patterns.roll(1)]).view(16, 8_192)
+    storage = torch.zeros(16, 8_193 if layout == "odd row stride" else 8_194, dtype=torch.int16)
+    bits = storage[:, 1:8_193] if layout == "2-byte offset" else storage[:, :8_192]
+    if layout == "odd V":
+        grid, bits = grid[:, :8_191], bits[:, :8_191]
+    bits.copy_(grid)
+    logits = bits.view(dtype).to(DEVICE) if layout == "contiguous" else None
+    if logits is None:  # keep the layout on the device: copy the storage, view it the same way
+        device_storage = storage.to(DEVICE)
+        logits = device_storage.as_strided(bits.shape, bits.stride(), bits.storage_offset())
+        logits = logits.view(dtype)
+    assert backend._pairs(logits) == pairs
+    expected = reference(logits.cpu(), None, 2_048)
+    got = compact_sampling_mask(logits, None, 2_048, backend="triton:fused")
+    assert_masks_equal(got, expected)
+
+
 def _split_state() -> torch.Tensor:
     """A copy of the current stream's zeroed scratch, as the last `split` call left it."""
     device = torch.empty(0, device=DEVICE).device  # with an index: the stream is looked up by it

@@ -35,14 +35,20 @@ stops once ``min(count, W)`` ids are written. (The element-level alternative, a 
 * ``"fused"`` (many rows): one program per row, one launch. Pass 1 loops over the row with no
   block-wide reduction or scan inside the loop (unit counts, of bytes for 16-bit dtypes and of
   words otherwise, accumulate per thread and are reduced once after it); a barrier makes the
-  mask stores visible to the whole block. Pass 2 depends on the count. A row that fits in W
-  (every id is written) is cut into one range of mask words per warp: the ranges' counts are
-  read once more from the mask, then every warp ranks its own range with warp scans, so a
-  rank step has one block-wide reduction (the bound of its bit loop) instead of three; at one
-  wave of rows (R=256 on the H200) pass 2 is the kernel's tail, and sparse and dense bf16 rows
-  took 7-11% less time than with block-wide steps (results/h200-2026-11-30-s6). A truncated
-  row loops over block-wide steps of mask words from its start while fewer than W ids are
-  written (a full row: one step while W <= 16384).
+  mask stores visible to the whole block. Rows of 16-bit logits that allow it (contiguous, an
+  even number of columns, 4-byte aligned: `_pairs`) are read two columns per int32 and both
+  halves tested at once (SWAR): the pass-1 loop compiles to 342 instead of 464 instructions per
+  8 vector loads (sm_90, triton 3.6); the compiler then keeps the next block's loads in flight
+  during the whole block (104 registers, two programs per SM) and bf16 rows took 2-6% less time
+  at R >= 256 (results/h200-2026-12-01-s5, runs 1-2). Pass 2 depends on the count. A row that
+  fits in W (every id is written) is cut into one range of mask words per warp: the ranges'
+  counts are read once more from the mask, then every warp ranks its own range with warp
+  scans, its bit loop bounded by the row's fullest word, so a rank step has no block-wide
+  reduction; at one wave of rows (R=256 on the H200) pass 2 is the kernel's tail, and sparse
+  and dense bf16 rows took 7-11% less time than with block-wide steps (results/
+  h200-2026-11-30-s6), 1-3% less again without the per-step maximum (h200-2026-12-01-s5). A
+  truncated row loops over block-wide steps of mask words from its start while fewer than W ids
+  are written (a full row: one step while W <= 16384).
 * ``"auto"`` (default): ``fused`` once ``R >= _FUSED_MIN_ROWS_PER_SM * num_SMs``, else ``split``.
 
 Finiteness is decided on the bit pattern (exponent all ones means +-inf or NaN), through an
@@ -210,20 +216,29 @@ def _load_bits(
     EXP: tl.constexpr,
     N: tl.constexpr,
     UNIT: tl.constexpr,
+    PAIRS: tl.constexpr = False,
 ):
     """Raw bit patterns of columns [start, start + N * UNIT) as an [N, UNIT] tile: one row per
-    mask unit (a word of 32 columns, or a byte of 8).
+    mask unit (a word of 32 columns, or a byte of 8). PAIRS: 16-bit logits two per int32, an
+    [N, UNIT // 2] tile (contiguous rows of even length, 4-byte aligned: see `_pairs`).
 
     Columns past the row and inactive rows read nothing (they load as EXP: not kept). The mask
     is uniform over runs of 16 columns when vocab_size is divisible by 16, so loads vectorise.
     """
-    cols = start + tl.arange(0, N)[:, None] * UNIT + tl.arange(0, UNIT)[None, :]
-    pointers = logits_ptr.to(tl.pointer_type(INT)) + row_offset + cols.to(tl.int64) * col_stride
-    return tl.load(pointers, mask=cols < tl.where(active, vocab_size, 0), other=EXP)
+    if PAIRS:
+        block = logits_ptr.to(tl.pointer_type(tl.int32)) + (row_offset + start) // 2
+        pair = tl.arange(0, N)[:, None] * (UNIT // 2) + tl.arange(0, UNIT // 2)[None, :]
+        in_row = pair < tl.where(active, (vocab_size - start) // 2, 0)
+        bits = tl.load(block + pair, mask=in_row, other=EXP | (EXP << 16))
+    else:
+        cols = start + tl.arange(0, N)[:, None] * UNIT + tl.arange(0, UNIT)[None, :]
+        pointers = logits_ptr.to(tl.pointer_type(INT)) + row_offset + cols.to(tl.int64) * col_stride
+        bits = tl.load(pointers, mask=cols < tl.where(active, vocab_size, 0), other=EXP)
+    return bits
 
 
 @triton.jit
-def _pack_units(bits, EXP: tl.constexpr, UNIT: tl.constexpr):
+def _pack_units(bits, EXP: tl.constexpr, UNIT: tl.constexpr, PAIRS: tl.constexpr = False):
     """[N, UNIT] bit patterns -> ``(units, counts)``: N int32 finiteness units (bit b = column b
     of the unit) and their kept counts.
 
@@ -234,14 +249,29 @@ def _pack_units(bits, EXP: tl.constexpr, UNIT: tl.constexpr):
     several threads of a warp (shuffles, no block barrier); a byte's 8 columns of a 16-bit
     dtype are one thread's 16-byte vector (no shuffle).
     """
-    column = tl.arange(0, UNIT)[None, :]
-    kept = (bits & EXP) != EXP
-    if UNIT == 8:
-        packed = tl.sum(tl.where(kept, (1 << (column + 8)) | 1, 0), 1)
-        return packed >> 8, packed & 15
+    if PAIRS:  # both halves of an int32 tested at once (SWAR)
+        PAIR_EXP: tl.constexpr = EXP | (EXP << 16)
+        # A half of (bits & PAIR_EXP) ^ PAIR_EXP is 0 iff its column is not kept; adding 0x7FFF
+        # to a half of at most EXP (0x7F80 or 0x7C00) sets its bit 15 iff it is not 0, with no
+        # carry into the other half (the int32 sum may wrap: only bits 15 and 31 are kept).
+        flags = ((((bits & PAIR_EXP) ^ PAIR_EXP) + 0x7FFF7FFF) >> 15) & 0x10001
+        # pair k's flags (bits 0 and 16) to bits 2k and 16 + 2k, folded into one byte; the
+        # flags' sum counts each half in its own 16 bits
+        pair = tl.arange(0, UNIT // 2)[None, :]
+        spread = tl.sum(flags << (2 * pair), 1)
+        units = (spread & 0x55) | ((spread >> 15) & 0xAA)
+        halves = tl.sum(flags, 1)
+        counts = (halves & 0xFFFF) + (halves >> 16)
     else:
-        words = tl.sum(tl.where(kept, 1 << column, 0), 1)
-        return words, _popcount(words)
+        column = tl.arange(0, UNIT)[None, :]
+        kept = (bits & EXP) != EXP
+        if UNIT == 8:
+            packed = tl.sum(tl.where(kept, (1 << (column + 8)) | 1, 0), 1)
+            units, counts = packed >> 8, packed & 15
+        else:
+            units = tl.sum(tl.where(kept, 1 << column, 0), 1)
+            counts = _popcount(units)
+    return units, counts
 
 
 @triton.jit
@@ -341,32 +371,38 @@ def _count_ranges(
     mask_row_ptr, range_words, vocab_size, RANGES: tl.constexpr, SUBSTEPS: tl.constexpr,
     WORDS: tl.constexpr,
 ):  # fmt: skip
-    """Kept ids of each of RANGES ranges of `range_words` mask words (independent loads of
-    SUBSTEPS words per lane per step: the row's mask is read once more, from L2)."""
+    """``(counts, fullest)``: the kept ids of each of RANGES ranges of `range_words` mask words,
+    and the most set bits of any word of the row (independent loads of SUBSTEPS words per lane
+    per step: the row's mask is read once more, from L2)."""
     first_word, offset = _range_tile(range_words, RANGES, SUBSTEPS)
     counts = tl.zeros(offset.shape, tl.int32)
+    most = tl.zeros(offset.shape, tl.int32)
     for step in range(0, range_words, SUBSTEPS * 32):
         index = first_word + step + offset
         words = _load_mask_words(
             mask_row_ptr, index, step + offset < range_words, vocab_size, WORDS
         )
-        counts += _popcount(words)
-    return tl.sum(tl.sum(tl.reshape(counts, (SUBSTEPS, RANGES, 32)), 2), 0)
+        word_counts = _popcount(words)
+        counts += word_counts
+        most = tl.maximum(most, word_counts)
+    return tl.sum(tl.sum(tl.reshape(counts, (SUBSTEPS, RANGES, 32)), 2), 0), tl.max(most, 0)
 
 
 @triton.jit
 def _rank_ranges(
-    ids_row_ptr, mask_row_ptr, range_counts, range_words, vocab_size, width,
+    ids_row_ptr, mask_row_ptr, range_counts, fullest, range_words, vocab_size, width,
     RANGES: tl.constexpr, SUBSTEPS: tl.constexpr, WORDS: tl.constexpr,
 ):  # fmt: skip
     """Write every kept id of a row whose count fits in W, one range of mask words per warp.
 
     Range k is words [k * range_words, (k + 1) * range_words) and its first id has rank
     ``sum(range_counts[:k])``. A step takes SUBSTEPS x 32 consecutive words of every range as
-    `_range_tile`'s flat tile, so the ranks need only scans across a warp, and one block-wide
-    maximum bounds the step's bit loop. Nothing stops early: every id is written, since count
-    <= W. (The loads' range masks only save work: a word past its range is the next range's,
-    in order, and would be written again to the same slot.)
+    `_range_tile`'s flat tile, so the ranks need only scans across a warp, and `fullest`, the
+    most set bits of any word of the row (`_count_ranges`), bounds every step's bit loop: no
+    block-wide reduction in the loop, so no step waits for the other warps (a maximum per step
+    took three barriers). Nothing stops early: every id is written, since count <= W. (The
+    loads' range masks only save work: a word past its range is the next range's, in order, and
+    would be written again to the same slot.)
     """
     TILE: tl.constexpr = SUBSTEPS * RANGES * 32
     first_word, offset = _range_tile(range_words, RANGES, SUBSTEPS)
@@ -388,8 +424,7 @@ def _rank_ranges(
         earlier = tl.cumsum(counts, 0) - counts
         slot = base[None, :, None] + tl.sum(earlier, 2)[:, :, None]
         slot += tl.cumsum(counts, 2) - counts
-        bits = tl.max(word_counts, 0)
-        _emit_ids(ids_row_ptr, ranked, tl.reshape(slot, (TILE,)), index * 32, width, bits)
+        _emit_ids(ids_row_ptr, ranked, tl.reshape(slot, (TILE,)), index * 32, width, fullest)
         base += tl.sum(tl.sum(counts, 2), 0)
 
 
@@ -549,6 +584,7 @@ def _fused_kernel(
     RANGES: tl.constexpr,
     SUBSTEPS: tl.constexpr,
     COUNT_SUBSTEPS: tl.constexpr,
+    PAIRS: tl.constexpr,
 ):
     """One program per row, one launch, two passes.
 
@@ -569,22 +605,15 @@ def _fused_kernel(
     ids_row = ids_ptr + row * width
     unit_counts = tl.zeros((BLOCK // UNIT,), tl.int32)
     bits = _load_bits(
-        logits_ptr, row_offset, col_stride, 0, vocab_size, active, INT, EXP, BLOCK // UNIT, UNIT
-    )
+        logits_ptr, row_offset, col_stride, 0, vocab_size, active, INT, EXP, BLOCK // UNIT, UNIT,
+        PAIRS,
+    )  # fmt: skip
     for start in range(0, vocab_size, BLOCK):
-        units, counts = _pack_units(bits, EXP, UNIT)
+        units, counts = _pack_units(bits, EXP, UNIT, PAIRS)
         bits = _load_bits(  # the next block's loads are in flight while this one is stored
-            logits_ptr,
-            row_offset,
-            col_stride,
-            start + BLOCK,
-            vocab_size,
-            active,
-            INT,
-            EXP,
-            BLOCK // UNIT,
-            UNIT,
-        )
+            logits_ptr, row_offset, col_stride, start + BLOCK, vocab_size, active, INT, EXP,
+            BLOCK // UNIT, UNIT, PAIRS,
+        )  # fmt: skip
         _store_mask_units(mask_row, start, units, vocab_size, BLOCK // UNIT, UNIT, WORDS)
         unit_counts += counts
     count = tl.sum(unit_counts, 0)
@@ -593,11 +622,11 @@ def _fused_kernel(
     if count <= width:
         if count > 0:
             range_words = tl.cdiv(tl.cdiv(vocab_size, 32), RANGES)
-            range_counts = _count_ranges(
+            range_counts, fullest = _count_ranges(
                 mask_row, range_words, vocab_size, RANGES, COUNT_SUBSTEPS, WORDS
             )
             _rank_ranges(
-                ids_row, mask_row, range_counts, range_words, vocab_size, width, RANGES,
+                ids_row, mask_row, range_counts, fullest, range_words, vocab_size, width, RANGES,
                 SUBSTEPS, WORDS,
             )  # fmt: skip
     else:
@@ -754,7 +783,7 @@ def _fused_min_rows(device: torch.device) -> int:
     return math.ceil(_FUSED_MIN_ROWS_PER_SM * _sm_count(device))
 
 
-def _fused_constexprs(dtype: torch.dtype, words: bool) -> dict:
+def _fused_constexprs(dtype: torch.dtype, words: bool, pairs: bool) -> dict:
     """`_fused_kernel`'s constexprs for logits of ``dtype``, in its parameter order (also what
     benchmarks/triton_registers.py compiles)."""
     int_type, exponent, itemsize = _BITS[dtype]
@@ -763,7 +792,22 @@ def _fused_constexprs(dtype: torch.dtype, words: bool) -> dict:
         "RANK_WORDS": _FUSED_RANK_WORDS, "PAD": _PAD_BLOCK, "WORDS": words,
         "UNIT": _FUSED_UNIT_COLUMNS[itemsize], "RANGES": _FUSED_NUM_WARPS,
         "SUBSTEPS": _FUSED_RANGE_SUBSTEPS, "COUNT_SUBSTEPS": _FUSED_COUNT_SUBSTEPS,
+        "PAIRS": pairs and _FUSED_UNIT_COLUMNS[itemsize] == 8,
     }  # fmt: skip
+
+
+def _pairs(logits: torch.Tensor) -> bool:
+    """Whether `fused` may read 16-bit logits two columns per int32: every row a contiguous run
+    of an even number of columns starting 4-byte aligned (otherwise a pair would straddle two
+    rows, or a row's end and the next allocation)."""
+    row_stride, col_stride = logits.stride()
+    return (
+        logits.element_size() == 2
+        and col_stride == 1
+        and (row_stride % 2 == 0 or logits.shape[0] == 1)
+        and logits.shape[1] % 2 == 0
+        and logits.data_ptr() % 4 == 0
+    )
 
 
 def _auto_variant(num_reqs: int, device: torch.device) -> str:
@@ -816,7 +860,7 @@ def compact(
             _fused_kernel, device, (num_reqs, 1, 1), _FUSED_NUM_WARPS,
             (logits, row_stride, col_stride, num_sampled_tokens, num_sampled_stride,
              out.token_ids, out.counts, mask, vocab_size, width),
-            _fused_constexprs(logits.dtype, words), call_key,
+            _fused_constexprs(logits.dtype, words, _pairs(logits)), call_key,
         )  # fmt: skip
     elif variant == "rowwise":  # upstream's launch: one program per row, default 4 warps
         _launch(
