@@ -39,16 +39,16 @@ stops once ``min(count, W)`` ids are written. (The element-level alternative, a 
   even number of columns, 4-byte aligned: `_pairs`) are read two columns per int32 and both
   halves tested at once (SWAR): the pass-1 loop compiles to 342 instead of 464 instructions per
   8 vector loads (sm_90, triton 3.6); the compiler then keeps the next block's loads in flight
-  during the whole block (104 registers, two programs per SM) and bf16 rows took 2-6% less time
+  during the whole block (104 registers, two programs per SM) and bf16 rows took 0-6% less time
   at R >= 256 (results/h200-2026-12-01-s5, runs 1-2). Pass 2 depends on the count. A row that
   fits in W (every id is written) is cut into one range of mask words per warp: the ranges'
   counts are read once more from the mask, then every warp ranks its own range with warp
   scans, its bit loop bounded by the row's fullest word, so a rank step has no block-wide
   reduction; at one wave of rows (R=256 on the H200) pass 2 is the kernel's tail, and sparse
   and dense bf16 rows took 7-11% less time than with block-wide steps (results/
-  h200-2026-11-30-s6), 1-3% less again without the per-step maximum (h200-2026-12-01-s5). A
-  truncated row loops over block-wide steps of mask words from its start while fewer than W ids
-  are written (a full row: one step while W <= 16384).
+  h200-2026-11-30-s6), 2-4% less again at R=256 without the per-step maximum (h200-2026-12-01-s5;
+  1-4% more at R=512). A truncated row loops over block-wide steps of mask words from its start
+  while fewer than W ids are written (a full row: one step while W <= 16384).
 * ``"auto"`` (default): ``fused`` once ``R >= _FUSED_MIN_ROWS_PER_SM * num_SMs``, else ``split``.
 
 Finiteness is decided on the bit pattern (exponent all ones means +-inf or NaN), through an
@@ -132,7 +132,9 @@ slower (H200, results/h200-2026-11-30-s6 run 4), 8 took 80 registers (sm_90, tri
 _FUSED_COUNT_SUBSTEPS = 8
 """Words per lane a `fused` warp counts per step of its range (`_count_ranges`): 16 took bf16
 `fused` to 80 registers (the compiler hoists the tile's index math above pass 1;
-benchmarks/triton_registers.py, sm_90, triton 3.6)."""
+benchmarks/triton_registers.py, sm_90, triton 3.6). The paired 16-bit kernel takes 104 either
+way, but 8 and 16 words per rank and count step (or 4 and 16, 8 and 8) were no faster there
+(0.998-1.009x, results/h200-2026-12-01-s5 run 4)."""
 _ROWWISE_BLOCK = 8192
 """Upstream's BLOCK_SIZE."""
 _ROWWISE_NUM_WARPS = 4
