@@ -222,7 +222,8 @@ def _load_bits(
 ):
     """Raw bit patterns of columns [start, start + N * UNIT) as an [N, UNIT] tile: one row per
     mask unit (a word of 32 columns, or a byte of 8). PAIRS: 16-bit logits two per int32, an
-    [N, UNIT // 2] tile (contiguous rows of even length, 4-byte aligned: see `_pairs`).
+    [N, UNIT // 2] tile, column 2k in the low half (little-endian; rows contiguous, of even
+    length and 4-byte aligned: see `_pairs`).
 
     Columns past the row and inactive rows read nothing (they load as EXP: not kept). The mask
     is uniform over runs of 16 columns when vocab_size is divisible by 16, so loads vectorise.
