@@ -104,12 +104,10 @@ def main() -> None:
     target = GPUTarget("cuda", args.arch, 32)
     print(f"triton {triton.__version__}, sm_{args.arch}, knobs {args.knob or 'as committed'}")
     for name in args.dtypes.split(","):
-        for pairs in (True, False) if DTYPES[name].itemsize == 2 else (True,):
-            registers = fused_registers(DTYPES[name], target, pairs)
-            print(
-                f"{name}{' (pairs)' if pairs and DTYPES[name].itemsize == 2 else ''}: "
-                f"{registers} registers per thread"
-            )
+        sixteen_bit = DTYPES[name].itemsize == 2  # the kernels that may read pairs
+        for pairs in (True, False) if sixteen_bit else (True,):
+            label = f"{name} (pairs)" if pairs and sixteen_bit else name
+            print(f"{label}: {fused_registers(DTYPES[name], target, pairs)} registers per thread")
 
 
 if __name__ == "__main__":

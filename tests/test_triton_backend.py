@@ -17,6 +17,7 @@ import threading
 
 import pytest
 import torch
+from cases import bit_patterns
 
 from masks import SamplingMask, compact_sampling_mask
 from masks.testing import assert_masks_equal, make_logits, reference
@@ -165,19 +166,17 @@ def test_fused_reads_16_bit_logits_two_per_word_where_the_layout_allows(dtype, l
     contiguous columns that start 4-byte aligned, else one per int16. Every one of the 65536 bit
     patterns sits in both halves of a word (the patterns, then shifted by one column), so each
     half's test meets every exponent, payload and neighbour."""
-    patterns = torch.arange(-(2**15), 2**15, dtype=torch.int32).to(torch.int16)
+    patterns = bit_patterns(dtype, "every", seed=5).view(torch.int16)  # copied as integers
     grid = torch.stack([patterns, patterns.roll(1)]).view(16, 8_192)
-    storage = torch.zeros(16, 8_193 if layout == "odd row stride" else 8_194, dtype=torch.int16)
-    bits = storage[:, 1:8_193] if layout == "2-byte offset" else storage[:, :8_192]
+    columns = {"contiguous": 8_192, "odd row stride": 8_193}.get(layout, 8_194)
+    storage = torch.zeros(16, columns, dtype=torch.int16)
+    host = storage[:, 1:8_193] if layout == "2-byte offset" else storage[:, :8_192]
     if layout == "odd V":
-        grid, bits = grid[:, :8_191], bits[:, :8_191]
-    bits.copy_(grid)
-    logits = bits.view(dtype).to(DEVICE) if layout == "contiguous" else None
-    if logits is None:  # keep the layout on the device: copy the storage, view it the same way
-        device_storage = storage.to(DEVICE)
-        logits = device_storage.as_strided(bits.shape, bits.stride(), bits.storage_offset())
-        logits = logits.view(dtype)
-    assert backend._pairs(logits) == pairs
+        grid, host = grid[:, :8_191], host[:, :8_191]
+    host.copy_(grid)  # then the same view of the storage's copy on the device
+    device_storage = storage.to(DEVICE)
+    logits = device_storage.as_strided(host.shape, host.stride(), host.storage_offset()).view(dtype)
+    assert backend._pairs(logits, *logits.stride()) == pairs
     expected = reference(logits.cpu(), None, 2_048)
     got = compact_sampling_mask(logits, None, 2_048, backend="triton:fused")
     assert_masks_equal(got, expected)

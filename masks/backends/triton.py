@@ -799,14 +799,13 @@ def _fused_constexprs(dtype: torch.dtype, words: bool, pairs: bool) -> dict:
     }  # fmt: skip
 
 
-def _pairs(logits: torch.Tensor) -> bool:
-    """Whether `fused` may read 16-bit logits two columns per int32: every row a contiguous run
-    of an even number of columns starting 4-byte aligned (otherwise a pair would straddle two
-    rows, or a row's end and the next allocation)."""
-    row_stride, col_stride = logits.stride()
+def _pairs(logits: torch.Tensor, row_stride: int, col_stride: int) -> bool:
+    """Whether the rows' layout lets `fused` read 16-bit logits two columns per int32 (only
+    16-bit kernels do, see `_fused_constexprs`): every row a contiguous run of an even number of
+    columns starting 4-byte aligned (otherwise a pair would straddle two rows, or a row's end
+    and the next allocation)."""
     return (
-        logits.element_size() == 2
-        and col_stride == 1
+        col_stride == 1
         and (row_stride % 2 == 0 or logits.shape[0] == 1)
         and logits.shape[1] % 2 == 0
         and logits.data_ptr() % 4 == 0
@@ -863,7 +862,8 @@ def compact(
             _fused_kernel, device, (num_reqs, 1, 1), _FUSED_NUM_WARPS,
             (logits, row_stride, col_stride, num_sampled_tokens, num_sampled_stride,
              out.token_ids, out.counts, mask, vocab_size, width),
-            _fused_constexprs(logits.dtype, words, _pairs(logits)), call_key,
+            _fused_constexprs(logits.dtype, words, _pairs(logits, row_stride, col_stride)),
+            call_key,
         )  # fmt: skip
     elif variant == "rowwise":  # upstream's launch: one program per row, default 4 warps
         _launch(
