@@ -27,7 +27,7 @@ from masks.testing import assert_masks_equal, make_logits, reference
 
 # (backend, variant): (module, {knob: values}, the caches emptied when a knob changes: dicts,
 # or functools caches of functions that read a knob)
-_TRITON_CACHES = ("_compiled", "_split_config")
+_TRITON_CACHES = ("_plans", "_split_config")
 KNOBS = {
     ("cupy", "split"): ("masks.backends.cupy", {"SPLIT_TILES_PER_SM": (2, 4, 8)}, ("_kernels",)),
     ("triton", "split"): (

@@ -227,7 +227,7 @@ def test_inputs_past_2_31_elements(backend: str, huge_input, record_figures) -> 
 THREADS = 8
 CALLS_PER_THREAD = 3
 KERNEL_CACHES = {
-    "triton": ("_compiled", "_sm_counts"),
+    "triton": ("_plans", "_sm_counts"),
     "cupy": ("_kernels", "_streams"),
     "numba": ("_kernels", "_plans", "_streams", "_sm_counts"),
 }

@@ -182,6 +182,47 @@ def test_fused_reads_16_bit_logits_two_per_word_where_the_layout_allows(dtype, l
     assert_masks_equal(got, expected)
 
 
+PLANNED_CALLS = [  # (variant, num_reqs, vocab_size, supports, num_sampled_tokens, dtype)
+    ("split", 3, 20_001, (5, 0, 9_000), (1, 1, 0), torch.float32),
+    ("split", 1, 151_936, 9_000, None, torch.bfloat16),
+    ("fused", 4, 32_768, (0, 50, 2_048, 32_768), None, torch.bfloat16),  # paired 16-bit reads
+    ("fused", 3, 20_001, (50, 20_001, 7), (2, 1, -1), torch.float32),
+    ("rowwise", 2, 10_007, (9, 10_007), None, torch.float16),
+]
+
+
+@pytest.mark.skipif(DEVICE.type != "cuda", reason="launch plans are made for CUDA launches only")
+@pytest.mark.parametrize("raw_launcher", [True, False], ids=["C launcher", "CompiledKernel.run"])
+@pytest.mark.parametrize("call", PLANNED_CALLS, ids=lambda call: f"{call[0]}-{call[5]}")
+def test_planned_launch_matches_the_first(monkeypatch, raw_launcher, call):
+    """A shape's first call goes through the JIT and leaves a `_Plan`; the next call of that
+    shape launches the plan alone (the JIT path is made to fail), pointers passed as ints, in
+    either way of queueing it, into outputs poisoned before each call."""
+    variant, num_reqs, vocab_size, supports, num_sampled, dtype = call
+    if raw_launcher and not backend._RAW_LAUNCHER:
+        pytest.skip(f"triton {backend.triton.__version__}: plans go through CompiledKernel.run")
+    monkeypatch.setattr(backend, "_RAW_LAUNCHER", raw_launcher)
+    monkeypatch.setattr(backend, "_plans", {})
+    logits = make_logits(num_reqs, vocab_size, supports, dtype, seed=8, junk=True, device=DEVICE)
+    if num_sampled is not None:
+        num_sampled = torch.tensor(num_sampled, dtype=torch.int64, device=DEVICE)
+    expected = reference(logits.cpu(), None if num_sampled is None else num_sampled.cpu(), 2_048)
+    out = SamplingMask.empty(num_reqs, vocab_size, 2_048, device=DEVICE)
+    for call_index in range(2):
+        out.token_ids.fill_(0x5A5A5A5A)
+        out.counts.fill_(12345)
+        out.packed_mask.fill_(0xA5)
+        compact_sampling_mask(logits, num_sampled, 2_048, backend=f"triton:{variant}", out=out)
+        assert_masks_equal(out, expected)
+        if call_index == 0:
+            assert len(backend._plans) == 1, "the first call left no launch plan"
+            monkeypatch.setattr(backend, "_launch", _jit_launch_must_not_run)
+
+
+def _jit_launch_must_not_run(*args, **kwargs):
+    raise AssertionError("a planned shape went through the JIT")
+
+
 def _split_state() -> torch.Tensor:
     """A copy of the current stream's zeroed scratch, as the last `split` call left it."""
     device = torch.empty(0, device=DEVICE).device  # with an index: the stream is looked up by it
@@ -224,7 +265,7 @@ def test_split_consecutive_calls(monkeypatch, tiles_block):
     reads its flags a few at a time, so early stops and the last chunk's sum cross blocks."""
     if tiles_block is not None:
         monkeypatch.setattr(backend, "_TILES_BLOCK", tiles_block)
-        monkeypatch.setattr(backend, "_compiled", {})  # launches cached with the default
+        monkeypatch.setattr(backend, "_plans", {})  # launches planned with the default
     for index, (num_reqs, vocab_size, supports, num_sampled, width, dtype) in enumerate(
         SPLIT_CALLS
     ):

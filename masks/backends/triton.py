@@ -60,16 +60,18 @@ their logits (``rowwise`` reads them, as upstream does).
 
 Launches use the current CUDA device's current torch stream
 (``torch._C._cuda_getCurrentRawStream``, as Triton's JIT does); ``compact`` makes the logits'
-device current first. There is no host synchronisation. The first launch of a specialisation
-goes through Triton's JIT under a module lock (its cache fills and the interpreter's global
-patching are not guaranteed thread safe); it returns the CompiledKernel, which later launches
-call directly (``CompiledKernel.run``, the C launcher the JIT itself ends in), keyed by at
-least what the JIT specialises on (`_call_key`; a call with an unaligned pointer always takes
-the JIT). The JIT's per-call binding, key hashing and hook lookups cost about 14 us per launch
-on the H200's host with triton 3.6 (measured there); Triton's launch hooks
-(``knobs.runtime.launch_enter_hook``, used by profilers such as proton) are not called on the
-direct path. Block sizes are tuning functions of the shape and device
-only; the kernels are the same on the GPU and in the interpreter.
+device current first. There is no host synchronisation. The first call of a shape goes through
+Triton's JIT under a module lock (its cache fills and the interpreter's global patching are not
+guaranteed thread safe); the CompiledKernel it returns becomes a launch plan (`_Plan`), keyed by
+at least what the JIT specialises on (`_call_key`; a call with an unaligned pointer always
+takes the JIT), and later calls only read their data pointers and queue the plan: through
+Triton's C launcher itself with triton 3.6, the data pointers passed as ints (for a tensor the
+launcher calls ``data_ptr`` and asks the driver about the pointer). The JIT's per-call
+binding, key hashing and hook lookups cost about 14 us per launch on the H200's host with
+triton 3.6 (measured there); Triton's launch hooks (``knobs.runtime.launch_enter_hook``, used
+by profilers such as proton) are not called on the direct path. Block sizes are tuning
+functions of the shape and device only; the kernels are the same on the GPU and in the
+interpreter.
 """
 
 from __future__ import annotations
@@ -96,7 +98,7 @@ _BITS = {
 }
 
 # --- tuning knobs: shape/device choices only, never a different kernel. Launches are cached per
-# shape (`_compiled`) and split configurations per shape (`_split_config`'s lru_cache): a tuning
+# shape (`_plans`) and split configurations per shape (`_split_config`'s lru_cache): a tuning
 # script that changes a knob must clear both (benchmarks/tune.py does). ---------------------
 _CPU_SM_COUNT = 8
 """Stand-in SM count for CPU tensors (the interpreter), so `auto` exercises both designs."""
@@ -149,9 +151,12 @@ _TILES_BLOCK = 256
 
 _launch_lock = threading.Lock()
 _sm_counts: dict[int, int] = {}
-_compiled: dict[tuple, object] = {}
-"""CompiledKernel per launch key (see `_launch`), filled by the key's first JIT launch."""
-_MAX_COMPILED = 4096
+_plans: dict[tuple, _Plan] = {}
+"""Launch per call key (`_call_key`), made by the key's first launch through the JIT."""
+_MAX_PLANS = 4096
+_RAW_LAUNCHER = triton.__version__.startswith("3.6.")
+"""Whether `_Plan` may call Triton's C launcher directly: its arguments are those of triton
+3.6's (backends/nvidia/driver.py, the H200 image's version; 3.8 changed them)."""
 _raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
 _current_device = getattr(torch._C, "_cuda_getDevice", torch.cuda.current_device)
 """torch's current CUDA device, without `torch.cuda.current_device`'s Python layers (per call)."""
@@ -491,14 +496,14 @@ def _split_pass2(ids_row, words, prefix, count, start, width, CHUNK: tl.constexp
 @triton.jit(do_not_specialize=["num_sampled_stride", "width", "num_chunks"])
 def _split_kernel(
     logits_ptr,
-    row_stride,
-    col_stride,
     num_sampled_ptr,
-    num_sampled_stride,
-    mask_ptr,
-    state_ptr,
     ids_ptr,
     counts_ptr,
+    mask_ptr,
+    state_ptr,
+    row_stride,
+    col_stride,
+    num_sampled_stride,
     vocab_size,
     width,
     num_chunks,
@@ -568,13 +573,13 @@ def _split_kernel(
 @triton.jit(do_not_specialize=["num_sampled_stride", "width"])
 def _fused_kernel(
     logits_ptr,
-    row_stride,
-    col_stride,
     num_sampled_ptr,
-    num_sampled_stride,
     ids_ptr,
     counts_ptr,
     mask_ptr,
+    row_stride,
+    col_stride,
+    num_sampled_stride,
     vocab_size,
     width,
     INT: tl.constexpr,
@@ -647,13 +652,13 @@ def _fused_kernel(
 @triton.jit
 def _rowwise_kernel(
     logits_ptr,
-    row_stride,
-    col_stride,
     num_sampled_ptr,
-    num_sampled_stride,
     ids_ptr,
     counts_ptr,
     mask_ptr,
+    row_stride,
+    col_stride,
+    num_sampled_stride,
     vocab_size,
     width,
     INT: tl.constexpr,
@@ -720,57 +725,108 @@ def _split_config(num_reqs: int, vocab_size: int, sm_count: int) -> tuple[int, i
     return chunk, triton.cdiv(vocab_size, chunk), num_warps
 
 
+def _data_pointers(
+    logits: torch.Tensor, num_sampled_tokens: torch.Tensor | None, out: SamplingMask
+) -> tuple:
+    """The kernels' leading arguments as ints, in their order: logits, num_sampled_tokens (None
+    when absent: the kernels specialise on it), ids, counts, mask. Triton's launcher passes an
+    int on as it is; for a tensor it calls ``data_ptr`` and asks the driver about the pointer."""
+    return (
+        logits.data_ptr(),
+        None if num_sampled_tokens is None else num_sampled_tokens.data_ptr(),
+        out.token_ids.data_ptr(),
+        out.counts.data_ptr(),
+        out.packed_mask.data_ptr(),
+    )
+
+
 def _call_key(
-    logits: torch.Tensor, num_sampled_tokens: torch.Tensor | None, out: SamplingMask, variant: str
+    logits: torch.Tensor,
+    num_sampled_tokens: torch.Tensor | None,
+    out: SamplingMask,
+    variant: str,
+    pointers: tuple,
 ) -> tuple | None:
-    """What every argument and constexpr of one call's launches is a function of, or ``None``
-    when a pointer is not 16-byte aligned (the launches then go through the JIT)."""
-    pointers = logits.data_ptr() | out.token_ids.data_ptr() | out.packed_mask.data_ptr()
-    pointers |= out.counts.data_ptr()
+    """What a call's launch is a function of besides its data pointers (kernel, grid, the other
+    arguments, and all the JIT specialises on), or ``None`` when a pointer is not 16-byte
+    aligned: the JIT specialises on that, so such calls always go through it."""
+    logits_ptr, counts_in_ptr, ids_ptr, counts_ptr, mask_ptr = pointers
+    if (logits_ptr | (counts_in_ptr or 0) | ids_ptr | counts_ptr | mask_ptr) & 15:
+        return None
     counts_in = None
     if num_sampled_tokens is not None:
-        pointers |= num_sampled_tokens.data_ptr()
         counts_in = (num_sampled_tokens.dtype, num_sampled_tokens.stride(0))
-    if pointers & 15:
-        return None
-    shape = (logits.dtype, logits.shape, logits.stride(), counts_in, out.width)
+    shape = (logits.dtype, logits.shape, logits.stride(), counts_in, out.token_ids.shape[1])
     return (variant, logits.device.index, *shape)
+
+
+class _Plan:
+    """One call key's launch (`_call_key`), all of it but the data pointers and the stream.
+
+    ``enqueue(*grid, stream, *head, *pointers, [state,] *tail)`` queues the kernel: `enqueue` is
+    Triton's C launcher itself where its arguments are known (`_RAW_LAUNCHER`) and the kernel
+    needs no global or profile scratch, which is all `CompiledKernel.run` (a Python
+    `CudaLauncher`) adds to it; else `CompiledKernel.run`. ``head`` is what either takes between
+    the stream and the kernel's arguments (no launch metadata or hooks); ``tail`` is the kernel's
+    arguments after its pointers, constexprs included (the launcher skips those).
+    """
+
+    __slots__ = ("enqueue", "grid", "head", "scratch_size", "tail")
+
+    def __init__(self, compiled, grid: tuple, tail: tuple, scratch_size: int) -> None:
+        run = compiled.run
+        metadata = (compiled.packed_metadata, None, None, None)
+        if _RAW_LAUNCHER and run.global_scratch_size == 0 and run.profile_scratch_size == 0:
+            self.enqueue = run.launch
+            self.head = (
+                compiled.function, run.launch_cooperative_grid, run.launch_pdl, None, None,
+                *metadata,
+            )  # fmt: skip
+        else:
+            self.enqueue, self.head = run, (compiled.function, *metadata)
+        self.grid, self.tail, self.scratch_size = grid, tail, scratch_size
+
+    def launch(self, pointers: tuple, device: torch.device) -> None:
+        """Queue the kernel on the current stream of ``device`` (the current device); ``split``
+        holds the stream's zeroed scratch until it is queued."""
+        stream = _raw_stream(device.index)
+        if not self.scratch_size:
+            self.enqueue(*self.grid, stream, *self.head, *pointers, *self.tail)
+            return
+        zeroed = scratch.for_stream(device.index, stream)
+        state = zeroed.acquire(self.scratch_size, device)
+        try:
+            self.enqueue(*self.grid, stream, *self.head, *pointers, state.data_ptr(), *self.tail)
+        finally:
+            zeroed.release()
 
 
 def _launch(
     kernel,
-    device: torch.device,
     grid: tuple,
     num_warps: int,
-    args: tuple,
+    tensors: tuple,
+    scalars: tuple,
     constexprs: dict,
     call_key: tuple | None,
+    scratch_size: int = 0,
 ) -> None:
-    """Launch on the current stream: the cached CompiledKernel directly, else through the JIT.
+    """Launch through Triton's JIT, which compiles on a specialisation's first launch, and keep
+    the launch as the call key's `_Plan` (no key: the interpreter, an unaligned pointer).
 
-    On CUDA the cache key is ``(kernel, call_key)`` (one tuple built per call, see `_call_key`);
-    without a call key (an unaligned pointer, rare) every launch goes through the JIT, which
-    specialises on it. The JIT path (first launch of a key, and every launch in the interpreter)
-    runs under a lock, since its cache fills are not thread-safe; `constexprs` must follow the
-    kernel's parameter order, as the launcher takes every argument positionally.
+    Under a lock: the JIT's cache fills (and the interpreter's global patching) are not
+    guaranteed thread safe. `tensors` are the kernel's pointer arguments (`_data_pointers`'
+    order, then split's state), `scalars` its other arguments, `constexprs` in its parameter
+    order: the plan passes all of them positionally.
     """
-    key = None if call_key is None else (kernel, call_key)
-    if key is not None:
-        compiled = _compiled.get(key)
-        if compiled is not None:
-            compiled.run(
-                *grid, _raw_stream(device.index), compiled.function, compiled.packed_metadata,
-                None, None, None, *args, *constexprs.values(),
-            )  # fmt: skip
-            return
     with _launch_lock:
-        compiled = kernel[grid](*args, **constexprs, num_warps=num_warps)
-    if key is not None and compiled is not None:
-        if list(constexprs) != kernel.arg_names[len(args) :]:
+        compiled = kernel[grid](*tensors, *scalars, **constexprs, num_warps=num_warps)
+    if call_key is not None and compiled is not None:
+        if list(constexprs) != kernel.arg_names[len(tensors) + len(scalars) :]:
             raise ValueError(f"{kernel.__name__}: constexprs out of parameter order")
-        if len(_compiled) >= _MAX_COMPILED:
-            _compiled.clear()
-        _compiled[key] = compiled
+        if len(_plans) >= _MAX_PLANS:
+            _plans.clear()
+        _plans[call_key] = _Plan(compiled, grid, (*scalars, *constexprs.values()), scratch_size)
 
 
 def _stream_scratch(device: torch.device) -> scratch.StreamScratch:
@@ -824,52 +880,65 @@ def compact(
     variant: str = VARIANTS[0],
 ) -> None:
     device = logits.device
-    if device.type == "cuda" and device.index != _current_device():
-        with torch.cuda.device(device):  # Triton launches on the *current* device
-            compact(logits, num_sampled_tokens, out, variant)
-        return
+    call_key = None
+    if device.type == "cuda":
+        if device.index != _current_device():
+            with torch.cuda.device(device):  # Triton launches on the *current* device
+                compact(logits, num_sampled_tokens, out, variant)
+            return
+        pointers = _data_pointers(logits, num_sampled_tokens, out)
+        call_key = _call_key(logits, num_sampled_tokens, out, variant, pointers)
+        plan = _plans.get(call_key)
+        if plan is not None:  # the per-call path
+            plan.launch(pointers, device)
+            return
+    _first_launch(logits, num_sampled_tokens, out, variant, call_key)
+
+
+def _first_launch(
+    logits: torch.Tensor,
+    num_sampled_tokens: torch.Tensor | None,
+    out: SamplingMask,
+    variant: str,
+    call_key: tuple | None,
+) -> None:
+    """Choose the variant's kernel, grid and arguments for this call and launch it through the
+    JIT (`_launch`), which keeps it as the call key's plan."""
+    device = logits.device
     num_reqs, vocab_size = logits.shape
-    width = out.token_ids.shape[1]
     int_type, exponent, _ = _BITS[logits.dtype]
     row_stride, col_stride = logits.stride()
     num_sampled_stride = 0 if num_sampled_tokens is None else num_sampled_tokens.stride(0)
     mask = out.packed_mask
     words = mask.shape[1] % 4 == 0 and mask.data_ptr() % 4 == 0  # int32 access to mask rows
+    tensors = (logits, num_sampled_tokens, out.token_ids, out.counts, mask)
+    scalars = (row_stride, col_stride, num_sampled_stride, vocab_size, out.token_ids.shape[1])
     if variant == "auto":
         variant = _auto_variant(num_reqs, device)
-    call_key = None
-    if device.type == "cuda":
-        call_key = _call_key(logits, num_sampled_tokens, out, variant)
     if variant == "split":
         chunk, num_chunks, num_warps = _split_config(num_reqs, vocab_size, _sm_count(device))
         grid = (num_reqs * num_chunks, 1, 1)
-        scratch_of_stream = _stream_scratch(device)
-        state = scratch_of_stream.acquire(2 + grid[0], device)
+        zeroed = _stream_scratch(device)
+        state = zeroed.acquire(2 + grid[0], device)
         try:
             if state.data_ptr() & 15:  # a whole allocation: never, but keyed if so
                 call_key = None
             _launch(
-                _split_kernel, device, grid, num_warps,
-                (logits, row_stride, col_stride, num_sampled_tokens, num_sampled_stride, mask,
-                 state, out.token_ids, out.counts, vocab_size, width, num_chunks),
+                _split_kernel, grid, num_warps, (*tensors, state), (*scalars, num_chunks),
                 {"INT": int_type, "EXP": exponent, "CHUNK": chunk, "TILES_BLOCK": _TILES_BLOCK,
-                 "PAD": _PAD_BLOCK, "WORDS": words}, call_key,
+                 "PAD": _PAD_BLOCK, "WORDS": words}, call_key, 2 + grid[0],
             )  # fmt: skip
         finally:
-            scratch_of_stream.release()
+            zeroed.release()
     elif variant == "fused":
         _launch(
-            _fused_kernel, device, (num_reqs, 1, 1), _FUSED_NUM_WARPS,
-            (logits, row_stride, col_stride, num_sampled_tokens, num_sampled_stride,
-             out.token_ids, out.counts, mask, vocab_size, width),
+            _fused_kernel, (num_reqs, 1, 1), _FUSED_NUM_WARPS, tensors, scalars,
             _fused_constexprs(logits.dtype, words, _pairs(logits, row_stride, col_stride)),
             call_key,
         )  # fmt: skip
     elif variant == "rowwise":  # upstream's launch: one program per row, default 4 warps
         _launch(
-            _rowwise_kernel, device, (num_reqs, 1, 1), _ROWWISE_NUM_WARPS,
-            (logits, row_stride, col_stride, num_sampled_tokens, num_sampled_stride,
-             out.token_ids, out.counts, out.packed_mask, vocab_size, width),
+            _rowwise_kernel, (num_reqs, 1, 1), _ROWWISE_NUM_WARPS, tensors, scalars,
             {"INT": int_type, "EXP": exponent, "BLOCK": _ROWWISE_BLOCK, "PAD": _PAD_BLOCK},
             call_key,
         )  # fmt: skip
