@@ -29,7 +29,11 @@ from masks.testing import assert_masks_equal, make_logits, reference
 # or functools caches of functions that read a knob)
 _TRITON_CACHES = ("_plans", "_split_config")
 KNOBS = {
-    ("cupy", "split"): ("masks.backends.cupy", {"SPLIT_TILES_PER_SM": (2, 4, 8)}, ("_kernels",)),
+    ("cupy", "split"): (
+        "masks.backends.cupy",
+        {"SPLIT_TILES_PER_SM": (2, 4, 8)},
+        ("_kernels", "_plans"),
+    ),
     ("triton", "split"): (
         "masks.backends.triton",
         {"_SPLIT_TILES_PER_SM": (1, 2, 4)},

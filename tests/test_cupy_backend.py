@@ -184,6 +184,7 @@ def test_concurrent_first_calls_compile_once() -> None:
     expected = reference(logits.cpu(), None, 64)
     masks.compact_sampling_mask(logits[:, :8], backend="cupy")  # the registry's probe, if not run
     cupy_backend._kernels.clear()
+    cupy_backend._plans.clear()
     errors: list[BaseException] = []
 
     def call() -> None:

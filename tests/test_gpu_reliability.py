@@ -228,7 +228,7 @@ THREADS = 8
 CALLS_PER_THREAD = 3
 KERNEL_CACHES = {
     "triton": ("_plans", "_sm_counts"),
-    "cupy": ("_kernels", "_streams"),
+    "cupy": ("_kernels", "_plans"),
     "numba": ("_kernels", "_plans", "_streams", "_sm_counts"),
 }
 """Module-level caches each backend fills on first use (compiled kernels, launch plans, stream
@@ -302,6 +302,47 @@ def test_concurrent_cold_start(backend: str, monkeypatch, record_figures) -> Non
         seconds_cold=round(time.perf_counter() - started, 3),
         errors=len(errors),
     )
+    if errors:
+        index, error = errors[0]
+        raise AssertionError(f"thread {index} of {THREADS}: {error!r}") from error
+
+
+SHARED_SHAPE_CALLS = 25
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_threads_calling_one_shape_get_their_own_results(backend: str, record_figures) -> None:
+    """Eight threads call one shape at once, each with its own logits, counts and outputs on its
+    own stream, so they share whatever the backend keeps per shape (a launch plan, CuPy's
+    parameter block): every call must see its own pointers."""
+    inputs = [
+        inputs_and_reference(4, 20_011, 100, torch.bfloat16, torch.int32, 70 + index)
+        for index in range(THREADS)
+    ]
+    compact_sampling_mask(inputs[0][0], inputs[0][1], 100, backend=backend)  # plan made
+    barrier = threading.Barrier(THREADS)
+    errors: list[tuple[int, BaseException]] = []
+
+    def work(index: int) -> None:
+        logits, counts, expected = inputs[index]
+        try:
+            stream = torch.cuda.Stream()
+            out = SamplingMask.empty(4, 20_011, 100, device=CUDA)
+            barrier.wait(timeout=60)
+            with torch.cuda.stream(stream):
+                for _ in range(SHARED_SHAPE_CALLS):
+                    poison(out)
+                    compact_sampling_mask(logits, counts, 100, backend=backend, out=out)
+                    assert_masks_equal(out, expected)
+        except BaseException as error:  # collected, re-raised on the main thread
+            errors.append((index, error))
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(THREADS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    record_figures(backend=backend, threads=THREADS, calls=THREADS * SHARED_SHAPE_CALLS)
     if errors:
         index, error = errors[0]
         raise AssertionError(f"thread {index} of {THREADS}: {error!r}") from error

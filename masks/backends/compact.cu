@@ -2,7 +2,8 @@
 //
 // Compiled at run time by NVRTC through CuPy (-std=c++17) and, in the tests, standalone by nvcc
 // with warnings as errors; so this file includes nothing and uses only built-in CUDA types and
-// intrinsics.
+// intrinsics. Every kernel parameter is 64 bits wide, the data pointers first (the host fills
+// the pointers of a prepared parameter block per call: `_Plan` in cupy.py).
 //
 // Layout shared by every kernel: a row is cut into warp segments of 256 columns (32 mask bytes);
 // lane l owns mask byte l of a segment (columns 8l..8l+7: one or two 16-byte loads, or four for
@@ -443,11 +444,11 @@ __device__ __forceinline__ void rank_unit(const unsigned char* mask, long long n
 // scratch is zero again for the next launch (or graph replay) without a memset.
 template <class T, bool kVec, int kThreads>
 __global__ void __launch_bounds__(kThreads, min_blocks(kThreads))
-    compact_split(const typename T::Bits* logits, long long row_stride, long long col_stride,
-                     long long num_cols, const void* num_sampled, long long num_sampled_is_64,
-                     long long num_sampled_stride, unsigned char* mask, unsigned* state,
-                     long long tiles_per_row, long long segs_per_unit, int* ids, long long width,
-                     int* counts) {
+    compact_split(const typename T::Bits* logits, const void* num_sampled, unsigned char* mask,
+                  int* ids, int* counts, unsigned* state, long long row_stride,
+                  long long col_stride, long long num_cols, long long num_sampled_is_64,
+                  long long num_sampled_stride, long long width, long long tiles_per_row,
+                  long long segs_per_unit) {
   constexpr unsigned kWarps = kThreads / 32;
   __shared__ unsigned warp_kept[kWarps];
   __shared__ unsigned shared_ticket, shared_before, shared_total;
@@ -532,10 +533,10 @@ constexpr unsigned kStagedIds = 256;
 // tail.
 template <class T, bool kVec, int kThreads>
 __global__ void __launch_bounds__(kThreads, min_blocks(kThreads))
-    compact_fused(const typename T::Bits* logits, long long row_stride, long long col_stride,
-                  long long num_cols, const void* num_sampled, long long num_sampled_is_64,
-                  long long num_sampled_stride, unsigned char* mask, int* ids, long long width,
-                  int* counts) {
+    compact_fused(const typename T::Bits* logits, const void* num_sampled, unsigned char* mask,
+                  int* ids, int* counts, long long row_stride, long long col_stride,
+                  long long num_cols, long long num_sampled_is_64, long long num_sampled_stride,
+                  long long width) {
   constexpr unsigned kWarps = kThreads / 32;
   __shared__ unsigned warp_kept[kWarps];
   __shared__ int staged[kWarps > 1 ? kWarps - 1 : 1][kStagedIds];

@@ -46,16 +46,20 @@ Design (the one every GPU backend of masks follows):
 * ``auto`` picks ``fused`` from about two waves of row blocks on, using the SM count read once
   per device.
 
-Host side: kernels are compiled once per (device, dtype) behind a lock and launched through
-CuPy's ``Function`` with raw ``data_ptr()`` integers (64-bit kernel parameters; no CuPy array
-is built per call) pre-wrapped as CuPy's ``CIntptr``, which CuPy passes through as is (a plain
-int takes its generic scalar conversion, about twice the cost per argument), on torch's
-current stream, wrapped once per stream pointer. Nothing reads device memory on the host, so
-a call never synchronises.
+Host side: kernels are compiled once per (device, dtype) behind a lock. A call shape's first
+call makes its launch plan (`_Plan`): kernel, grid, block and a parameter block of 64-bit
+values, every kernel parameter being 64 bits wide with the data pointers first; a call writes
+its ``data_ptr()`` integers into the block and hands it to CuPy's binding of ``cuLaunchKernel``
+(``cupy.cuda.driver.launchKernel``) on torch's current stream, given as its raw pointer. No
+CuPy array, stream object or argument wrapper is built per call: through CuPy's ``Function``
+call with pre-wrapped arguments the API took 15.0-15.5 us per call at R=1 on the H200, against
+12-13 us for Triton's launch plans (results/h200-2026-12-01-s6, run 1). Nothing reads device
+memory on the host, so a call never synchronises.
 """
 
 from __future__ import annotations
 
+import ctypes
 import math
 import threading
 from importlib import resources
@@ -69,7 +73,7 @@ from masks.result import SamplingMask
 
 VARIANTS = ("auto", "split", "fused")
 
-# Tuning knobs, read when a (device, dtype) is first compiled and at each call (a tuning script
+# Tuning knobs, read when a (device, dtype) is first compiled and a call shape first planned (a
 # may change them and clear `_kernels`).
 SPLIT_THREADS = 128
 """Threads of a split tile: ``SPLIT_THREADS / 32`` units, one per warp."""
@@ -142,12 +146,8 @@ class _Kernels:
 
 _lock = threading.Lock()
 _kernels: dict[tuple[int, torch.dtype], _Kernels] = {}
-_streams: dict[int, object] = {}
-_MAX_STREAMS = 64
 _get_device = cupy.cuda.runtime.getDevice
-# Kernel arguments are wrapped as 64-bit values up front: CuPy passes a CPointer through as is,
-# whereas a Python int goes down its generic scalar path (about twice the cost per argument).
-_arg = getattr(cupy.cuda.function, "CIntptr", int)
+_launch_kernel = cupy.cuda.driver.launchKernel
 _raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
 
 
@@ -159,34 +159,11 @@ def _load(index: int, dtype: torch.dtype) -> _Kernels:
     return kernels
 
 
-class _StreamHandle:
-    """A raw stream pointer speaking the CUDA stream protocol (for ``Stream.from_external``)."""
-
-    __slots__ = ("ptr",)
-
-    def __init__(self, ptr: int) -> None:
-        self.ptr = ptr
-
-    def __cuda_stream__(self) -> tuple[int, int]:
-        return (0, self.ptr)
-
-
-def _stream(index: int):
-    """CuPy's view of torch's current stream on device ``index`` (one object per pointer)."""
+def _current_stream(index: int) -> int:
+    """The raw pointer of torch's current stream on device ``index``."""
     if _raw_stream is not None:
-        ptr = _raw_stream(index)
-    else:
-        ptr = torch.cuda.current_stream(index).cuda_stream
-    stream = _streams.get(ptr)
-    if stream is None:
-        if hasattr(cupy.cuda.Stream, "from_external"):  # CuPy >= 14
-            stream = cupy.cuda.Stream.from_external(_StreamHandle(ptr))
-        else:
-            stream = cupy.cuda.ExternalStream(ptr)
-        if len(_streams) >= _MAX_STREAMS:
-            _streams.clear()
-        _streams[ptr] = stream
-    return stream
+        return _raw_stream(index)
+    return torch.cuda.current_stream(index).cuda_stream
 
 
 def unavailable_reason(device: torch.device) -> str | None:
@@ -200,6 +177,67 @@ def unavailable_reason(device: torch.device) -> str | None:
     return None
 
 
+class _Plan:
+    """One call shape's launch (`_plan_key`): its kernel, grid, block and parameter block.
+
+    Every parameter of the kernels is 64 bits wide, the data pointers first (compact.cu), so
+    the block is one int64 array and a call writes only its pointers into it before handing it
+    to CuPy's binding of ``cuLaunchKernel``, which copies the parameters: no argument is wrapped
+    or inspected per call. The lock keeps another thread's pointers out of the block until the
+    driver has copied it.
+    """
+
+    __slots__ = (
+        "block",
+        "function",
+        "grid",
+        "kernel",
+        "lock",
+        "params",
+        "params_address",
+        "scratch_size",
+        "values",
+    )
+
+    def __init__(self, kernel, grid: int, block: int, scalars: tuple, scratch_size: int) -> None:
+        self.kernel = kernel  # keeps its module loaded while the plan holds its handle
+        self.function, self.grid, self.block = kernel.ptr, grid, block
+        self.scratch_size = scratch_size
+        pointers = 6 if scratch_size else 5  # logits, num_sampled, mask, ids, counts[, state]
+        self.values = (ctypes.c_int64 * (pointers + len(scalars)))(*([0] * pointers), *scalars)
+        first = ctypes.addressof(self.values)
+        self.params = (ctypes.c_void_p * len(self.values))(
+            *(first + 8 * index for index in range(len(self.values)))
+        )
+        self.params_address = ctypes.addressof(self.params)
+        self.lock = threading.Lock()
+
+    def launch(self, pointers: tuple, index: int, device: torch.device) -> None:
+        """Queue the kernel on torch's current stream of device ``index`` (the current device);
+        ``split`` holds the stream's zeroed scratch until it is queued."""
+        stream = _current_stream(index)
+        if not self.scratch_size:
+            self._enqueue(pointers, stream)
+            return
+        zeroed = scratch.for_stream(index, stream)
+        state = zeroed.acquire(self.scratch_size, device)
+        try:
+            self._enqueue((*pointers, state.data_ptr()), stream)
+        finally:
+            zeroed.release()
+
+    def _enqueue(self, pointers: tuple, stream: int) -> None:
+        with self.lock:
+            self.values[: len(pointers)] = pointers
+            _launch_kernel(
+                self.function, self.grid, 1, 1, self.block, 1, 1, 0, stream, self.params_address, 0
+            )
+
+
+_plans: dict[tuple, _Plan] = {}
+_MAX_PLANS = 4096
+
+
 def compact(
     logits: torch.Tensor,
     num_sampled_tokens: torch.Tensor | None,
@@ -207,62 +245,75 @@ def compact(
     variant: str = VARIANTS[0],
 ) -> None:
     index = logits.get_device()
+    address = logits.data_ptr()
+    pointers = (
+        address,
+        0 if num_sampled_tokens is None else num_sampled_tokens.data_ptr(),
+        out.packed_mask.data_ptr(),
+        out.token_ids.data_ptr(),
+        out.counts.data_ptr(),
+    )
+    key = _plan_key(logits, num_sampled_tokens, out, variant, index, address)
+    plan = _plans.get(key) or _make_plan(key, logits, num_sampled_tokens, out, variant)
+    if _get_device() == index:
+        plan.launch(pointers, index, logits.device)
+    else:
+        with cupy.cuda.Device(index):
+            plan.launch(pointers, index, logits.device)
+
+
+def _plan_key(
+    logits: torch.Tensor,
+    num_sampled_tokens: torch.Tensor | None,
+    out: SamplingMask,
+    variant: str,
+    index: int,
+    address: int,
+) -> tuple:
+    """All a call's launch depends on but its data pointers (whether the logits start 16-byte
+    aligned picks the load path, with the strides)."""
+    counts_in = None
+    if num_sampled_tokens is not None:
+        counts_in = (num_sampled_tokens.dtype, num_sampled_tokens.stride(0))
+    shape = (logits.dtype, logits.shape, logits.stride(), counts_in, out.token_ids.shape[1])
+    return (index, variant, address % 16 == 0, *shape)
+
+
+def _make_plan(
+    key: tuple,
+    logits: torch.Tensor,
+    num_sampled_tokens: torch.Tensor | None,
+    out: SamplingMask,
+    variant: str,
+) -> _Plan:
+    """Choose the variant, kernel, grid and scalar parameters of a call shape (compiling its
+    dtype's kernels on first use) and keep them as the shape's plan."""
+    index = logits.get_device()
     kernels = _kernels.get((index, logits.dtype)) or _load(index, logits.dtype)
     num_reqs, num_cols = logits.shape
     row_stride, col_stride = logits.stride()
-    address = logits.data_ptr()
     row_bytes = row_stride * kernels.itemsize if num_reqs > 1 else 0
-    vec = int(col_stride == 1 and (address | row_bytes) % 16 == 0)
+    vec = int(col_stride == 1 and (logits.data_ptr() | row_bytes) % 16 == 0)
     if num_sampled_tokens is None:
-        active = (0, 0, 0)
+        counts_in = (0, 0)
     else:
-        active = (
-            num_sampled_tokens.data_ptr(),
-            int(num_sampled_tokens.dtype == torch.int64),
-            num_sampled_tokens.stride(0),
-        )
+        counts_in = (int(num_sampled_tokens.dtype == torch.int64), num_sampled_tokens.stride(0))
+    scalars = (row_stride, col_stride, num_cols, *counts_in, out.token_ids.shape[1])
     if variant == "auto":
         variant = "fused" if num_reqs >= kernels.fused_min_rows else "split"
-    logits_args = tuple(map(_arg, (address, row_stride, col_stride, num_cols, *active)))
-    stream = _stream(index)
-    if _get_device() == index:
-        _launch(kernels, variant, vec, logits_args, num_cols, out, stream, index)
-    else:
-        with cupy.cuda.Device(index):
-            _launch(kernels, variant, vec, logits_args, num_cols, out, stream, index)
-
-
-def _launch(
-    kernels: _Kernels,
-    variant: str,
-    vec: int,
-    logits_args: tuple,
-    num_cols: int,
-    out: SamplingMask,
-    stream,
-    index: int,
-) -> None:
-    """Launch ``variant`` on ``stream``; ``logits_args`` = the kernels' first seven arguments."""
-    num_reqs, width = out.token_ids.shape
-    device = out.counts.device
-    mask, ids, counts = map(
-        _arg, (out.packed_mask.data_ptr(), out.token_ids.data_ptr(), out.counts.data_ptr())
-    )
     if variant == "fused":
-        args = (*logits_args, mask, ids, _arg(width), counts)
-        kernels.fused[vec]((num_reqs,), (kernels.fused_threads,), args, stream=stream)
-        return
-    threads = kernels.split_threads
-    tiles_per_row, segs_per_unit = split_tiling(
-        num_reqs, num_cols, kernels.target_tiles, threads // 32
-    )
-    tiles = num_reqs * tiles_per_row
-    # Ticket, done counter and one flag per tile: zero before and after every launch.
-    state = scratch.for_stream(index, stream.ptr)
-    buffer = state.acquire(2 + tiles, device)
-    try:
-        tiling = (_arg(buffer.data_ptr()), _arg(tiles_per_row), _arg(segs_per_unit))
-        args = (*logits_args, mask, *tiling, ids, _arg(width), counts)
-        kernels.split[vec]((tiles,), (threads,), args, stream=stream)
-    finally:
-        state.release()
+        plan = _Plan(kernels.fused[vec], num_reqs, kernels.fused_threads, scalars, 0)
+    else:
+        threads = kernels.split_threads
+        tiles_per_row, segs_per_unit = split_tiling(
+            num_reqs, num_cols, kernels.target_tiles, threads // 32
+        )
+        tiles = num_reqs * tiles_per_row
+        # Ticket, done counter and one flag per tile: zero before and after every launch.
+        plan = _Plan(
+            kernels.split[vec], tiles, threads, (*scalars, tiles_per_row, segs_per_unit), 2 + tiles
+        )
+    with _lock:
+        if len(_plans) >= _MAX_PLANS:
+            _plans.clear()
+        return _plans.setdefault(key, plan)

@@ -66,7 +66,13 @@ class StreamScratch:
 
 def _capturing(device: torch.device) -> bool:
     """Whether torch's current stream is capturing a CUDA graph (never on the CPU)."""
-    return device.type == "cuda" and torch.cuda.is_current_stream_capturing()
+    return device.type == "cuda" and _stream_capturing()
+
+
+_stream_capturing = getattr(
+    torch._C, "_cuda_isCurrentStreamCapturing", torch.cuda.is_current_stream_capturing
+)
+"""`torch.cuda.is_current_stream_capturing` without its Python layer (every split call)."""
 
 
 _scratches: dict[tuple[int, int], StreamScratch] = {}
