@@ -23,6 +23,9 @@ from masks import SamplingMask, compact_sampling_mask
 from masks.testing import assert_masks_equal, make_logits, reference
 
 pytest.importorskip("triton")
+import triton
+import triton.language as tl
+
 from masks.backends import triton as backend
 
 DEVICE = torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -182,6 +185,35 @@ def test_fused_reads_16_bit_logits_two_per_word_where_the_layout_allows(dtype, l
     assert_masks_equal(got, expected)
 
 
+@triton.jit
+def _bit_helpers_kernel(words_ptr, popcounts_ptr, lowest_ptr, N: tl.constexpr):
+    index = tl.arange(0, N)
+    words = tl.load(words_ptr + index)
+    tl.store(popcounts_ptr + index, backend._popcount(words))
+    tl.store(lowest_ptr + index, backend._lowest_bit(words))
+
+
+def test_bit_helpers_match_python_on_every_bit_position():
+    """`_popcount` and `_lowest_bit`: inline PTX on the GPU (``popc``, ``brev`` + ``clz``),
+    plain integer ops in the interpreter; each against Python's own count and lowest bit, on
+    every single bit, the extremes, and seeded random words."""
+    generator = torch.Generator().manual_seed(9)
+    singles = [1 << bit for bit in range(32)]
+    extremes = [-1, 2**31 - 1, 0x55555555, 0x0F0F0F0F, 0x7F800000, 3]
+    unsigned = torch.tensor([*singles, *extremes], dtype=torch.int64) & 0xFFFFFFFF
+    random = torch.randint(1, 2**32, (1024 - len(unsigned),), generator=generator)
+    unsigned = torch.cat([unsigned, random])
+    words = torch.where(unsigned >= 2**31, unsigned - 2**32, unsigned).to(torch.int32)
+    popcounts, lowest = torch.empty_like(words), torch.empty_like(words)
+    on_device = [t.to(DEVICE) for t in (words, popcounts, lowest)]
+    _bit_helpers_kernel[(1,)](*on_device, N=words.numel())
+    popcounts, lowest = on_device[1].cpu(), on_device[2].cpu()
+    for index, value in enumerate(unsigned.tolist()):
+        expected = (bin(value).count("1"), (value & -value).bit_length() - 1)
+        got = (int(popcounts[index]), int(lowest[index]))
+        assert got == expected, f"word {value:#010x}: (popcount, lowest bit) {got} != {expected}"
+
+
 PLANNED_CALLS = [  # (variant, num_reqs, vocab_size, supports, num_sampled_tokens, dtype)
     ("split", 3, 20_001, (5, 0, 9_000), (1, 1, 0), torch.float32),
     ("split", 1, 151_936, 9_000, None, torch.bfloat16),
@@ -200,7 +232,7 @@ def test_planned_launch_matches_the_first(monkeypatch, raw_launcher, call):
     either way of queueing it, into outputs poisoned before each call."""
     variant, num_reqs, vocab_size, supports, num_sampled, dtype = call
     if raw_launcher and not backend._RAW_LAUNCHER:
-        pytest.skip(f"triton {backend.triton.__version__}: plans go through CompiledKernel.run")
+        pytest.skip(f"triton {triton.__version__}: plans go through CompiledKernel.run")
     monkeypatch.setattr(backend, "_RAW_LAUNCHER", raw_launcher)
     monkeypatch.setattr(backend, "_plans", {})
     logits = make_logits(num_reqs, vocab_size, supports, dtype, seed=8, junk=True, device=DEVICE)
