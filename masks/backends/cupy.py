@@ -52,9 +52,9 @@ values, every kernel parameter being 64 bits wide with the data pointers first; 
 its ``data_ptr()`` integers into the block and hands it to CuPy's binding of ``cuLaunchKernel``
 (``cupy.cuda.driver.launchKernel``) on torch's current stream, given as its raw pointer. No
 CuPy array, stream object or argument wrapper is built per call: through CuPy's ``Function``
-call with pre-wrapped arguments the API took 15.0-15.5 us per call at R=1 on the H200, against
-12-13 us for Triton's launch plans (results/h200-2026-12-01-s6, run 1). Nothing reads device
-memory on the host, so a call never synchronises.
+call with pre-wrapped ``CIntptr`` arguments an API call took 14.7 us at R=1 on the H200, with
+the plans 11.7 us (results/h200-2026-12-01-s6, run 2). Nothing reads device memory on the host,
+so a call never synchronises.
 """
 
 from __future__ import annotations
