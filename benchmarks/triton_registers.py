@@ -66,8 +66,13 @@ def register_count(cubin: bytes) -> int:
 
 
 def fused_registers(dtype: torch.dtype, target: GPUTarget, pairs: bool = True) -> int:
+    """Registers of `_fused_kernel` compiled for ``dtype`` (`compile_fused`)."""
+    return register_count(compile_fused(dtype, target, pairs).asm["cubin"])
+
+
+def compile_fused(dtype: torch.dtype, target: GPUTarget, pairs: bool = True):
     """Compile `_fused_kernel` for ``dtype`` as `compact` would launch it (``pairs``: on rows that
-    `_pairs` allows, i.e. contiguous with an even length); its registers."""
+    `_pairs` allows, i.e. contiguous with an even length): the CompiledKernel."""
     constexprs = {
         "num_sampled_ptr": None,
         "col_stride": 1,
@@ -84,10 +89,7 @@ def fused_registers(dtype: torch.dtype, target: GPUTarget, pairs: bool = True) -
     aligned = ("logits_ptr", "row_stride", "ids_ptr", "counts_ptr", "mask_ptr", "vocab_size")
     attributes = {(names.index(n),): [["tt.divisibility", 16]] for n in aligned}
     source = ASTSource(backend._fused_kernel, signature, constexprs=constexprs, attrs=attributes)
-    compiled = triton.compile(
-        source, target=target, options={"num_warps": backend._FUSED_NUM_WARPS}
-    )
-    return register_count(compiled.asm["cubin"])
+    return triton.compile(source, target=target, options={"num_warps": backend._FUSED_NUM_WARPS})
 
 
 def main() -> None:

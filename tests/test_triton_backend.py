@@ -248,6 +248,9 @@ def test_planned_launch_matches_the_first(monkeypatch, raw_launcher, call):
         assert_masks_equal(out, expected)
         if call_index == 0:
             assert len(backend._plans) == 1, "the first call left no launch plan"
+            (plan,) = backend._plans.values()
+            through_run = hasattr(plan.enqueue, "launch")  # a CudaLauncher, not its C launch
+            assert through_run != raw_launcher, f"plan queues through {plan.enqueue!r}"
             monkeypatch.setattr(backend, "_launch", _jit_launch_must_not_run)
 
 

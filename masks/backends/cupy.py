@@ -73,8 +73,8 @@ from masks.result import SamplingMask
 
 VARIANTS = ("auto", "split", "fused")
 
-# Tuning knobs, read when a (device, dtype) is first compiled and a call shape first planned (a
-# may change them and clear `_kernels`).
+# Tuning knobs, read when a (device, dtype) is first compiled (a tuning script that changes
+# one must clear `_kernels` and `_plans`, whose launches copy the values).
 SPLIT_THREADS = 128
 """Threads of a split tile: ``SPLIT_THREADS / 32`` units, one per warp."""
 FUSED_THREADS = 512
@@ -178,7 +178,7 @@ def unavailable_reason(device: torch.device) -> str | None:
 
 
 class _Plan:
-    """One call shape's launch (`_plan_key`): its kernel, grid, block and parameter block.
+    """One call shape's launch (`_plan_key`): its kernel, grid, threads and parameter block.
 
     Every parameter of the kernels is 64 bits wide, the data pointers first (compact.cu), so
     the block is one int64 array and a call writes only its pointers into it before handing it
@@ -188,7 +188,6 @@ class _Plan:
     """
 
     __slots__ = (
-        "block",
         "function",
         "grid",
         "kernel",
@@ -196,12 +195,13 @@ class _Plan:
         "params",
         "params_address",
         "scratch_size",
+        "threads",
         "values",
     )
 
-    def __init__(self, kernel, grid: int, block: int, scalars: tuple, scratch_size: int) -> None:
+    def __init__(self, kernel, grid: int, threads: int, scalars: tuple, scratch_size: int) -> None:
         self.kernel = kernel  # keeps its module loaded while the plan holds its handle
-        self.function, self.grid, self.block = kernel.ptr, grid, block
+        self.function, self.grid, self.threads = kernel.ptr, grid, threads
         self.scratch_size = scratch_size
         pointers = 6 if scratch_size else 5  # logits, num_sampled, mask, ids, counts[, state]
         self.values = (ctypes.c_int64 * (pointers + len(scalars)))(*([0] * pointers), *scalars)
@@ -230,8 +230,9 @@ class _Plan:
         with self.lock:
             self.values[: len(pointers)] = pointers
             _launch_kernel(
-                self.function, self.grid, 1, 1, self.block, 1, 1, 0, stream, self.params_address, 0
-            )
+                self.function, self.grid, 1, 1, self.threads, 1, 1, 0, stream, self.params_address,
+                0,
+            )  # fmt: skip
 
 
 _plans: dict[tuple, _Plan] = {}

@@ -84,7 +84,6 @@ from __future__ import annotations
 
 import functools
 import math
-import os
 import threading
 
 import torch
@@ -156,8 +155,6 @@ resident programs."""
 _TILES_BLOCK = 256
 """Flags a `split` tile reads per step of its look-back."""
 
-_PTX: tl.constexpr = tl.constexpr(os.environ.get("TRITON_INTERPRET") != "1")
-"""Whether kernels compile to PTX (not the interpreter, which runs no inline PTX)."""
 _launch_lock = threading.Lock()
 _sm_counts: dict[int, int] = {}
 _plans: dict[tuple, _Plan] = {}
@@ -210,6 +207,11 @@ def _lowest_bit(x):
     else:
         exponent = (x & -x).to(tl.float32).to(tl.int32, bitcast=True) >> 23
         return (exponent & 0xFF) - 127
+
+
+_PTX: tl.constexpr = tl.constexpr(isinstance(_popcount, triton.runtime.JITFunction))
+"""Whether the kernels compile to PTX: under Triton's interpreter (``TRITON_INTERPRET``), which
+runs no inline PTX, ``triton.jit`` makes interpreted functions instead of JITFunctions."""
 
 
 @triton.jit
@@ -797,12 +799,12 @@ class _Plan:
     def __init__(self, compiled, grid: tuple, tail: tuple, scratch_size: int) -> None:
         run = compiled.run
         metadata = (compiled.packed_metadata, None, None, None)
-        if _RAW_LAUNCHER and run.global_scratch_size == 0 and run.profile_scratch_size == 0:
-            self.enqueue = run.launch
-            self.head = (
-                compiled.function, run.launch_cooperative_grid, run.launch_pdl, None, None,
-                *metadata,
-            )  # fmt: skip
+        raw = _raw_launcher(run) if _RAW_LAUNCHER else None
+        if raw is not None:
+            launch, cooperative_grid, pdl = raw
+            scratches = (None, None)  # global and profile: none (`_raw_launcher`)
+            self.enqueue = launch
+            self.head = (compiled.function, cooperative_grid, pdl, *scratches, *metadata)
         else:
             self.enqueue, self.head = run, (compiled.function, *metadata)
         self.grid, self.tail, self.scratch_size = grid, tail, scratch_size
@@ -820,6 +822,18 @@ class _Plan:
             self.enqueue(*self.grid, stream, *self.head, *pointers, state.data_ptr(), *self.tail)
         finally:
             zeroed.release()
+
+
+def _raw_launcher(run) -> tuple | None:
+    """``(launch, cooperative_grid, pdl)`` of a CompiledKernel's launcher (`_Plan`), or ``None``
+    when the kernel needs a global or profile scratch, which only ``run`` allocates, or the
+    launcher lacks one of them."""
+    try:
+        if run.global_scratch_size or run.profile_scratch_size:
+            return None
+        return run.launch, run.launch_cooperative_grid, run.launch_pdl
+    except AttributeError:
+        return None
 
 
 def _launch(
