@@ -262,6 +262,33 @@ def forget_kernels(backend: str, monkeypatch: pytest.MonkeyPatch) -> Callable[[]
     return lambda: sum(len(c[0]) for f in functions for c in f.device_caches.values())
 
 
+def on_threads_at_once(work: Callable[[int], None]) -> float:
+    """Run ``work(index)`` on `THREADS` threads, each on its own CUDA stream, released together
+    at a barrier; return the seconds until all joined, or raise the first thread's error."""
+    barrier = threading.Barrier(THREADS)
+    errors: list[tuple[int, BaseException]] = []
+
+    def run(index: int) -> None:
+        try:
+            stream = torch.cuda.Stream()
+            barrier.wait(timeout=60)
+            with torch.cuda.stream(stream):
+                work(index)
+        except BaseException as error:  # collected, re-raised on the main thread
+            errors.append((index, error))
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(THREADS)]
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        index, error = errors[0]
+        raise AssertionError(f"thread {index} of {THREADS}: {error!r}") from error
+    return time.perf_counter() - started
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_concurrent_cold_start(backend: str, monkeypatch, record_figures) -> None:
     """Eight threads, each on its own stream with its own dtype and counts dtype, make their
@@ -274,37 +301,21 @@ def test_concurrent_cold_start(backend: str, monkeypatch, record_figures) -> Non
     monkeypatch.setattr(registry, "_probe_failures", {})
     monkeypatch.setattr(registry, "_resolved", {})
     forget_kernels(backend, monkeypatch)
-    barrier = threading.Barrier(THREADS)
-    errors: list[tuple[int, BaseException]] = []
 
     def work(index: int) -> None:
         logits, counts, expected = inputs[index]
-        try:
-            stream = torch.cuda.Stream()
-            barrier.wait(timeout=60)
-            with torch.cuda.stream(stream):
-                for _ in range(CALLS_PER_THREAD):
-                    actual = compact_sampling_mask(logits, counts, 100, backend=backend)
-                    assert_masks_equal(actual, expected)
-        except BaseException as error:  # collected, re-raised on the main thread
-            errors.append((index, error))
+        for _ in range(CALLS_PER_THREAD):
+            actual = compact_sampling_mask(logits, counts, 100, backend=backend)
+            assert_masks_equal(actual, expected)
 
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(THREADS)]
-    started = time.perf_counter()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    seconds = on_threads_at_once(work)
     record_figures(
         backend=backend,
         threads=THREADS,
         calls=THREADS * CALLS_PER_THREAD,
-        seconds_cold=round(time.perf_counter() - started, 3),
-        errors=len(errors),
+        seconds_cold=round(seconds, 3),
+        errors=0,
     )
-    if errors:
-        index, error = errors[0]
-        raise AssertionError(f"thread {index} of {THREADS}: {error!r}") from error
 
 
 SHARED_SHAPE_CALLS = 25
@@ -319,33 +330,19 @@ def test_threads_calling_one_shape_get_their_own_results(backend: str, record_fi
         inputs_and_reference(4, 20_011, 100, torch.bfloat16, torch.int32, 70 + index)
         for index in range(THREADS)
     ]
+    outs = [SamplingMask.empty(4, 20_011, 100, device=CUDA) for _ in range(THREADS)]
     compact_sampling_mask(inputs[0][0], inputs[0][1], 100, backend=backend)  # plan made
-    barrier = threading.Barrier(THREADS)
-    errors: list[tuple[int, BaseException]] = []
 
     def work(index: int) -> None:
         logits, counts, expected = inputs[index]
-        try:
-            stream = torch.cuda.Stream()
-            out = SamplingMask.empty(4, 20_011, 100, device=CUDA)
-            barrier.wait(timeout=60)
-            with torch.cuda.stream(stream):
-                for _ in range(SHARED_SHAPE_CALLS):
-                    poison(out)
-                    compact_sampling_mask(logits, counts, 100, backend=backend, out=out)
-                    assert_masks_equal(out, expected)
-        except BaseException as error:  # collected, re-raised on the main thread
-            errors.append((index, error))
+        out = outs[index]
+        for _ in range(SHARED_SHAPE_CALLS):
+            poison(out)
+            compact_sampling_mask(logits, counts, 100, backend=backend, out=out)
+            assert_masks_equal(out, expected)
 
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(THREADS)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    on_threads_at_once(work)
     record_figures(backend=backend, threads=THREADS, calls=THREADS * SHARED_SHAPE_CALLS)
-    if errors:
-        index, error = errors[0]
-        raise AssertionError(f"thread {index} of {THREADS}: {error!r}") from error
 
 
 # --- compilation ------------------------------------------------------------------------------

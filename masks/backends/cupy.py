@@ -68,6 +68,7 @@ import cupy
 import torch
 
 from masks.backends import scratch
+from masks.backends.launch_key import call_shape
 from masks.backends.tiling import split_tiling
 from masks.result import SamplingMask
 
@@ -178,7 +179,8 @@ def unavailable_reason(device: torch.device) -> str | None:
 
 
 class _Plan:
-    """One call shape's launch (`_plan_key`): its kernel, grid, threads and parameter block.
+    """One call shape's launch (`launch_key.call_shape`, the device, the variant and whether the
+    logits start 16-byte aligned): its kernel, grid, threads and parameter block.
 
     Every parameter of the kernels is 64 bits wide, the data pointers first (compact.cu), so
     the block is one int64 array and a call writes only its pointers into it before handing it
@@ -254,30 +256,14 @@ def compact(
         out.token_ids.data_ptr(),
         out.counts.data_ptr(),
     )
-    key = _plan_key(logits, num_sampled_tokens, out, variant, index, address)
+    # the start's 16-byte alignment picks the load path, with the strides
+    key = (index, variant, address % 16 == 0, *call_shape(logits, num_sampled_tokens, out))
     plan = _plans.get(key) or _make_plan(key, logits, num_sampled_tokens, out, variant)
     if _get_device() == index:
         plan.launch(pointers, index, logits.device)
     else:
         with cupy.cuda.Device(index):
             plan.launch(pointers, index, logits.device)
-
-
-def _plan_key(
-    logits: torch.Tensor,
-    num_sampled_tokens: torch.Tensor | None,
-    out: SamplingMask,
-    variant: str,
-    index: int,
-    address: int,
-) -> tuple:
-    """All a call's launch depends on but its data pointers (whether the logits start 16-byte
-    aligned picks the load path, with the strides)."""
-    counts_in = None
-    if num_sampled_tokens is not None:
-        counts_in = (num_sampled_tokens.dtype, num_sampled_tokens.stride(0))
-    shape = (logits.dtype, logits.shape, logits.stride(), counts_in, out.token_ids.shape[1])
-    return (index, variant, address % 16 == 0, *shape)
 
 
 def _make_plan(

@@ -112,6 +112,7 @@ from numba import cuda, types
 from numba.cuda.extending import intrinsic
 
 from masks.backends import scratch as stream_scratch
+from masks.backends.launch_key import call_shape
 from masks.backends.tiling import SEGMENT, split_tiling
 from masks.result import SamplingMask
 
@@ -850,10 +851,7 @@ def compact(
     device = logits.device.index
     if device is None:
         device = _current_device()
-    count_key = None if num_sampled_tokens is None else num_sampled_tokens.dtype
-    if num_sampled_tokens is not None:
-        count_key = (count_key, num_sampled_tokens.stride(0))
-    key = (device, logits.dtype, count_key, *logits.shape, *logits.stride(), out.width, variant)
+    key = (device, variant, *call_shape(logits, num_sampled_tokens, out))
     plan = _plans.get(key)
     if plan is None:
         plan = _make_plan(key, logits, num_sampled_tokens, out, variant)

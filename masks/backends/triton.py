@@ -91,6 +91,7 @@ import triton
 import triton.language as tl
 
 from masks.backends import scratch
+from masks.backends.launch_key import call_shape
 from masks.result import SamplingMask
 
 VARIANTS = ("auto", "split", "fused", "rowwise")
@@ -776,11 +777,7 @@ def _call_key(
     logits_ptr, counts_in_ptr, ids_ptr, counts_ptr, mask_ptr = pointers
     if (logits_ptr | (counts_in_ptr or 0) | ids_ptr | counts_ptr | mask_ptr) & 15:
         return None
-    counts_in = None
-    if num_sampled_tokens is not None:
-        counts_in = (num_sampled_tokens.dtype, num_sampled_tokens.stride(0))
-    shape = (logits.dtype, logits.shape, logits.stride(), counts_in, out.token_ids.shape[1])
-    return (variant, logits.device.index, *shape)
+    return (variant, logits.device.index, *call_shape(logits, num_sampled_tokens, out))
 
 
 class _Plan:
