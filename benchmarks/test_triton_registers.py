@@ -17,7 +17,7 @@ if os.environ.get("TRITON_INTERPRET") == "1":
     )
 try:
     from triton.backends.compiler import GPUTarget
-    from triton_registers import fused_registers
+    from triton_registers import compile_fused, frame_size, fused_registers, register_count
 except ImportError as error:
     if os.environ.get("MASKS_REQUIRE_TRITON_PTX") == "1":  # tox env triton-ptx: never skip
         raise
@@ -48,3 +48,16 @@ def test_fused_compiles_for_sm90_within_its_register_budget(dtype, pairs):
         f"fused ({dtype}, pairs={pairs}) takes {registers} registers per thread, more than "
         f"{budget}: fewer programs per SM (see benchmarks/triton_registers.py)"
     )
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_capped_paired_kernel_fits_three_programs_per_sm_without_spills(dtype):
+    """Many rows launch the paired kernel capped (`_fused_max_registers`): three 8-warp programs
+    per SM, which only pays while ptxas needs no local memory for it."""
+    from masks.backends import triton as backend
+
+    cap = backend._FUSED_PAIRED_MAX_REGISTERS
+    assert 3 * cap * 32 * backend._FUSED_NUM_WARPS <= 65536, "the cap leaves two programs per SM"
+    cubin = compile_fused(dtype, GPUTarget("cuda", 90, 32), True, cap).asm["cubin"]
+    assert register_count(cubin) <= cap
+    assert frame_size(cubin) == 0, f"capped at {cap} registers, ptxas spilled to local memory"

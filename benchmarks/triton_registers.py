@@ -37,10 +37,13 @@ _POINTER_TYPES = {
 }
 _REGCOUNT = 0x2F
 """EIATTR_REGCOUNT: a kernel's registers per thread in the cubin's .nv.info sections."""
+_FRAME_SIZE = 0x11
+"""EIATTR_FRAME_SIZE: a kernel's local-memory stack frame in bytes (nonzero once ptxas spills)."""
 
 
-def register_count(cubin: bytes) -> int:
-    """Registers per thread from an ELF cubin's EIATTR_REGCOUNT attribute."""
+def _nv_info(cubin: bytes, attribute_code: int) -> int:
+    """The value of one per-kernel attribute (``[kernel index, value]``) in an ELF cubin's
+    .nv.info sections."""
     section_offset = struct.unpack_from("<Q", cubin, 0x28)[0]
     entry_size, count, names_index = struct.unpack_from("<HHH", cubin, 0x3A)
     sections = [
@@ -59,20 +62,35 @@ def register_count(cubin: bytes) -> int:
                 position += 4
                 continue
             size = struct.unpack_from("<H", cubin, position + 2)[0]
-            if attribute == _REGCOUNT:
+            if attribute == attribute_code:
                 return struct.unpack_from("<I", cubin, position + 8)[0]
             position += 4 + size
-    raise ValueError("no EIATTR_REGCOUNT in the cubin")
+    raise ValueError(f"no .nv.info attribute {attribute_code:#x} in the cubin")
 
 
-def fused_registers(dtype: torch.dtype, target: GPUTarget, pairs: bool = True) -> int:
+def register_count(cubin: bytes) -> int:
+    """Registers per thread from an ELF cubin's EIATTR_REGCOUNT attribute."""
+    return _nv_info(cubin, _REGCOUNT)
+
+
+def frame_size(cubin: bytes) -> int:
+    """Bytes of local-memory stack frame (EIATTR_FRAME_SIZE): 0 unless registers spilled."""
+    return _nv_info(cubin, _FRAME_SIZE)
+
+
+def fused_registers(
+    dtype: torch.dtype, target: GPUTarget, pairs: bool = True, max_registers: int | None = None
+) -> int:
     """Registers of `_fused_kernel` compiled for ``dtype`` (`compile_fused`)."""
-    return register_count(compile_fused(dtype, target, pairs).asm["cubin"])
+    return register_count(compile_fused(dtype, target, pairs, max_registers).asm["cubin"])
 
 
-def compile_fused(dtype: torch.dtype, target: GPUTarget, pairs: bool = True):
+def compile_fused(
+    dtype: torch.dtype, target: GPUTarget, pairs: bool = True, max_registers: int | None = None
+):
     """Compile `_fused_kernel` for ``dtype`` as `compact` would launch it (``pairs``: on rows that
-    `_pairs` allows, i.e. contiguous with an even length): the CompiledKernel."""
+    `_pairs` allows, i.e. contiguous with an even length; ``max_registers``: the cap of
+    `_fused_max_registers`): the CompiledKernel."""
     constexprs = {
         "num_sampled_ptr": None,
         "col_stride": 1,
@@ -89,7 +107,10 @@ def compile_fused(dtype: torch.dtype, target: GPUTarget, pairs: bool = True):
     aligned = ("logits_ptr", "row_stride", "ids_ptr", "counts_ptr", "mask_ptr", "vocab_size")
     attributes = {(names.index(n),): [["tt.divisibility", 16]] for n in aligned}
     source = ASTSource(backend._fused_kernel, signature, constexprs=constexprs, attrs=attributes)
-    return triton.compile(source, target=target, options={"num_warps": backend._FUSED_NUM_WARPS})
+    options = {"num_warps": backend._FUSED_NUM_WARPS}
+    if max_registers is not None:
+        options["maxnreg"] = max_registers
+    return triton.compile(source, target=target, options=options)
 
 
 def main() -> None:
@@ -110,6 +131,13 @@ def main() -> None:
         for pairs in (True, False) if sixteen_bit else (True,):
             label = f"{name} (pairs)" if pairs and sixteen_bit else name
             print(f"{label}: {fused_registers(DTYPES[name], target, pairs)} registers per thread")
+            if pairs and sixteen_bit:
+                cap = backend._FUSED_PAIRED_MAX_REGISTERS
+                cubin = compile_fused(DTYPES[name], target, True, cap).asm["cubin"]
+                print(
+                    f"{label} capped at {cap} (many rows): {register_count(cubin)} registers, "
+                    f"{frame_size(cubin)}-byte stack frame"
+                )
 
 
 if __name__ == "__main__":

@@ -59,6 +59,31 @@ def test_auto_picks_split_for_few_rows_and_fused_for_many():
     assert backend._auto_variant(rows, DEVICE) == "fused"
 
 
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32])
+def test_many_rows_of_16_bit_logits_launch_the_capped_kernel(monkeypatch, dtype):
+    """From `_FUSED_CAPPED_MIN_ROWS_PER_SM` rows per SM the paired 16-bit kernel is compiled with
+    a register cap (three programs per SM): another kernel, as exact as the uncapped one. The
+    interpreter ignores the cap; the launch still asks for it."""
+    monkeypatch.setattr(backend, "_plans", {})
+    asked = []
+
+    def recording_launch(kernel, *args, **kwargs):
+        if kernel is backend._fused_kernel:
+            asked.append(kwargs.get("max_registers"))
+        return launch(kernel, *args, **kwargs)
+
+    launch = backend._launch
+    monkeypatch.setattr(backend, "_launch", recording_launch)
+    capped_rows = math.ceil(backend._FUSED_CAPPED_MIN_ROWS_PER_SM * backend._sm_count(DEVICE))
+    for num_reqs in (capped_rows - 1, capped_rows):
+        supports = [(r * 37) % 1_031 for r in range(num_reqs)]  # sparse to full, some empty
+        logits = make_logits(num_reqs, 1_030, supports, dtype, seed=num_reqs, device=DEVICE)
+        actual = compact_sampling_mask(logits, None, 600, backend="triton:fused")
+        assert_masks_equal(actual, reference(logits.cpu(), None, 600))
+    cap = backend._FUSED_PAIRED_MAX_REGISTERS if dtype.itemsize == 2 else None
+    assert asked == [None, cap]
+
+
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_zero_row_stride_and_strided_num_sampled(variant):
     row = make_logits(1, 3_001, 700, torch.bfloat16, seed=3, junk=True, device=DEVICE)

@@ -42,7 +42,10 @@ Design (the one every GPU backend of masks follows):
   against skipping it); ranking during pass 1 took 3-7% off the whole call at R=256 and 7-8%
   at R=512 and 1024 on bf16 rows of 2048 ids, where keeping the mask in shared memory for
   pass 2 gained nothing, and loading the next group before ranking one cost up to 5% on bf16
-  and 35% on fp32 (it spilled registers).
+  and 35% on fp32 (it spilled registers). Writing the row's -1 padding before pass 1 (over
+  the loads, one more barrier) rather than after the barrier moved sparse bf16 rows at R = 256
+  and 512 by -1.3 to +2.4% and made dense and full ones 0.5-1.8% slower (results/
+  h200-2026-12-01-s7 run 2).
 * ``auto`` picks ``fused`` from about two waves of row blocks on, using the SM count read once
   per device.
 
@@ -68,7 +71,7 @@ import cupy
 import torch
 
 from masks.backends import scratch
-from masks.backends.launch_key import call_shape
+from masks.backends.plans import call_shape, remember
 from masks.backends.tiling import split_tiling
 from masks.result import SamplingMask
 
@@ -179,7 +182,7 @@ def unavailable_reason(device: torch.device) -> str | None:
 
 
 class _Plan:
-    """One call shape's launch (`launch_key.call_shape`, the device, the variant and whether the
+    """One call shape's launch (`plans.call_shape`, the device, the variant and whether the
     logits start 16-byte aligned): its kernel, grid, threads and parameter block.
 
     Every parameter of the kernels is 64 bits wide, the data pointers first (compact.cu), so
@@ -238,7 +241,6 @@ class _Plan:
 
 
 _plans: dict[tuple, _Plan] = {}
-_MAX_PLANS = 4096
 
 
 def compact(
@@ -301,6 +303,4 @@ def _make_plan(
             kernels.split[vec], tiles, threads, (*scalars, tiles_per_row, segs_per_unit), 2 + tiles
         )
     with _lock:
-        if len(_plans) >= _MAX_PLANS:
-            _plans.clear()
-        return _plans.setdefault(key, plan)
+        return remember(_plans, key, plan)

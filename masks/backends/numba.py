@@ -36,7 +36,9 @@ Kernels (the layout of masks/backends/compact.cu, whose design notes are in cupy
        uses block barriers, passed the GPU tests but made bf16 rows 12-13% slower and fp32
        rows 3% faster on the H200: its pass-1 loop compiled to ~2500 instructions per group of
        8 loads against CUDA C's ~840, mostly 64-bit integer arithmetic; results/
-       h200-2026-12-01-s4, run 8.)
+       h200-2026-12-01-s4, run 8. Writing the -1 padding before pass 1 rather than after
+       the barrier made sparse bf16 rows 1-2% faster and dense and full ones 0.2-1.9% slower at
+       R = 256 and 512: results/h200-2026-12-01-s7 run 2.)
     ``fused`` runs one block of FUSED_THREADS per row. ``split`` (few rows: R = 1 must fill
     the GPU) runs tiles of SPLIT_THREADS / 32 units, grid = rows x tiles (`split_tiling`), in
     one launch, not two: at R = 1..16 a second launch cost ~1-2 us of device time and ~6 us of
@@ -112,7 +114,7 @@ from numba import cuda, types
 from numba.cuda.extending import intrinsic
 
 from masks.backends import scratch as stream_scratch
-from masks.backends.launch_key import call_shape
+from masks.backends.plans import call_shape, remember
 from masks.backends.tiling import SEGMENT, split_tiling
 from masks.result import SamplingMask
 
@@ -913,8 +915,8 @@ def _stream(device: int, pointer: int):
         from numba.cuda.cudadrv.driver import _to_core_stream
 
         with _lock, cuda.gpus[device]:
-            stream = _streams.setdefault(
-                (device, pointer), _to_core_stream(cuda.external_stream(pointer))
+            stream = remember(
+                _streams, (device, pointer), _to_core_stream(cuda.external_stream(pointer))
             )
     return stream
 
@@ -1024,7 +1026,7 @@ def _make_plan(key, logits, num_sampled_tokens, out, variant) -> _Plan:
         state_size=2 + grid,
     )
     with _lock:
-        return _plans.setdefault(key, plan)
+        return remember(_plans, key, plan)
 
 
 # Bound by the first `_make_plan` (`import masks.backends.numba` stays free of cuda.core):

@@ -10,7 +10,9 @@ holds it until its launch is queued (`StreamScratch.acquire`, then `release`), s
 threads launching on the same stream cannot interleave around it; launches on one stream run in
 order, so the next holder's kernel never overlaps the previous holder's. A call being captured
 into a CUDA graph gets a zeroed buffer of its own instead, since the graph may later be replayed
-on another stream.
+on another stream. The registry of scratches is bounded (`plans.remember`): a scratch dropped
+from it stays valid for a caller holding it, and its buffer returns to torch's allocator on its
+own stream, so queued kernels still finish with it.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ import threading
 from collections.abc import Iterator
 
 import torch
+
+from masks.backends.plans import remember
 
 
 class StreamScratch:
@@ -85,5 +89,5 @@ def for_stream(device_index: int, stream_pointer: int) -> StreamScratch:
     scratch = _scratches.get(key)
     if scratch is None:
         with _scratches_lock:
-            scratch = _scratches.setdefault(key, StreamScratch())
+            scratch = remember(_scratches, key, StreamScratch())
     return scratch

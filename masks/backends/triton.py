@@ -50,6 +50,12 @@ stops once ``min(count, W)`` ids are written. (The element-level alternative, a 
   1-4% more at R=512). A truncated row loops over block-wide steps of mask words from its start
   while fewer than W ids are written (a full row: one step while W <= 16384).
 * ``"auto"`` (default): ``fused`` once ``R >= _FUSED_MIN_ROWS_PER_SM * num_SMs``, else ``split``.
+* Programs per SM: the paired 16-bit `fused` kernel takes 104 registers (two programs per SM);
+  from ``_FUSED_CAPPED_MIN_ROWS_PER_SM`` rows per SM it is compiled with a 72-register cap
+  instead (three, no spills; ptxas's ``maxnreg``, another kernel in Triton's cache), where more
+  resident warps hide pass 2 better than two per SM with the next block in flight. Neither
+  budget wins at every R (results/h200-2026-12-01-s7 run 2), and a launch plan fixes R, so the
+  plan picks.
 
 Triton has no popcount or find-first-set: on the GPU `_popcount` and `_lowest_bit` are inline
 PTX (``popc``; ``brev`` + ``clz``), which took 3-7% off sparse and dense `fused` rows at
@@ -91,7 +97,7 @@ import triton
 import triton.language as tl
 
 from masks.backends import scratch
-from masks.backends.launch_key import call_shape
+from masks.backends.plans import call_shape, remember
 from masks.result import SamplingMask
 
 VARIANTS = ("auto", "split", "fused", "rowwise")
@@ -125,11 +131,24 @@ _FUSED_NUM_WARPS = 8
 """Warps of a `fused` program, and so the ranges of `_rank_ranges` (H200: 16 warps were 3-9%
 slower on sparse and dense rows and 65536 bytes per iteration 7-33%, results/h200-2026-11-30-s4
 run 1; with the ranges, 16 warps were up to 6% faster at R=512 and 4-5% slower on bf16 rows at
-R=256, V=151936, results/h200-2026-11-30-s6 run 5)."""
+R=256, V=151936, results/h200-2026-11-30-s6 run 5; with the paired kernel (50 registers at 16
+warps) 2-6% faster on bf16 rows of V=262144 at R=256-512 and 1-6% slower at R=1024 and
+V=151936, results/h200-2026-12-01-s7 run 3)."""
 _FUSED_RANK_WORDS = 512
 """Mask words a `fused` program ranks per block-wide step of a truncated row (count > W; 32
 columns each); 2048 won on some shapes and lost up to 18% on others (results/h200-2026-11-30-s4
 run 3, when every row took these steps)."""
+_FUSED_PAIRED_MAX_REGISTERS = 72
+"""Registers per thread the paired 16-bit `fused` kernel is capped at where it has many rows
+(`_FUSED_CAPPED_MIN_ROWS_PER_SM`): uncapped it takes 104, two 8-warp programs per SM, and keeps
+the next block's loads in flight through each block; capped, 72 without spills (sm_90, triton
+3.6), three programs per SM. 80 (also three) timed within 1% of 72 (results/h200-2026-12-01-s7
+run 3)."""
+_FUSED_CAPPED_MIN_ROWS_PER_SM = 5.0
+"""The cap applies from R >= this x SM count. H200, bf16, capped against uncapped (results/
+h200-2026-12-01-s7 run 2): R=512 (two nearly full waves of two programs per SM) 5-11% slower;
+R=768 sparse and dense rows 1.5-3% faster; R=1024 3.3-5.7% faster (full rows within 1%, but
+4.4% slower at V=262144); R=2048 within 3% either way."""
 _FUSED_UNIT_COLUMNS = {2: 8, 4: 32, 8: 32}
 """Columns per mask unit of `fused`'s pass 1 by element size: bytes for 16-bit dtypes (a
 thread's 16-byte vector, no shuffle or barrier in the loop: bf16 sparse and dense rows 5-14%
@@ -160,7 +179,6 @@ _launch_lock = threading.Lock()
 _sm_counts: dict[int, int] = {}
 _plans: dict[tuple, _Plan] = {}
 """Launch per call key (`_call_key`), made by the key's first launch through the JIT."""
-_MAX_PLANS = 4096
 _RAW_LAUNCHER = triton.__version__.startswith("3.6.")
 """Whether `_Plan` may call Triton's C launcher directly: its arguments are those of triton
 3.6's (backends/nvidia/driver.py, the H200 image's version; 3.8 changed them)."""
@@ -842,6 +860,7 @@ def _launch(
     constexprs: dict,
     call_key: tuple | None,
     scratch_size: int = 0,
+    max_registers: int | None = None,
 ) -> None:
     """Launch through Triton's JIT, which compiles on a specialisation's first launch, and keep
     the launch as the call key's `_Plan` (no key: the interpreter, an unaligned pointer).
@@ -852,13 +871,16 @@ def _launch(
     order: the plan passes all of them positionally.
     """
     with _launch_lock:
-        compiled = kernel[grid](*tensors, *scalars, **constexprs, num_warps=num_warps)
+        options = {"num_warps": num_warps}
+        if max_registers is not None:  # ptxas's .maxnreg (the interpreter ignores it)
+            options["maxnreg"] = max_registers
+        compiled = kernel[grid](*tensors, *scalars, **constexprs, **options)
     if call_key is not None and compiled is not None:
         if list(constexprs) != kernel.arg_names[len(tensors) + len(scalars) :]:
             raise ValueError(f"{kernel.__name__}: constexprs out of parameter order")
-        if len(_plans) >= _MAX_PLANS:
-            _plans.clear()
-        _plans[call_key] = _Plan(compiled, grid, (*scalars, *constexprs.values()), scratch_size)
+        remember(
+            _plans, call_key, _Plan(compiled, grid, (*scalars, *constexprs.values()), scratch_size)
+        )
 
 
 def _stream_scratch(device: torch.device) -> scratch.StreamScratch:
@@ -872,6 +894,14 @@ def _stream_scratch(device: torch.device) -> scratch.StreamScratch:
 
 def _fused_min_rows(device: torch.device) -> int:
     return math.ceil(_FUSED_MIN_ROWS_PER_SM * _sm_count(device))
+
+
+def _fused_max_registers(num_reqs: int, pairs: bool, device: torch.device) -> int | None:
+    """`fused`'s register cap: `_FUSED_PAIRED_MAX_REGISTERS` for the paired 16-bit kernel from
+    `_FUSED_CAPPED_MIN_ROWS_PER_SM` rows per SM on, else the compiler's choice."""
+    if pairs and num_reqs >= _FUSED_CAPPED_MIN_ROWS_PER_SM * _sm_count(device):
+        return _FUSED_PAIRED_MAX_REGISTERS
+    return None
 
 
 def _fused_constexprs(dtype: torch.dtype, words: bool, pairs: bool) -> dict:
@@ -963,10 +993,10 @@ def _first_launch(
         finally:
             zeroed.release()
     elif variant == "fused":
+        constexprs = _fused_constexprs(logits.dtype, words, _pairs(logits, row_stride, col_stride))
         _launch(
-            _fused_kernel, (num_reqs, 1, 1), _FUSED_NUM_WARPS, tensors, scalars,
-            _fused_constexprs(logits.dtype, words, _pairs(logits, row_stride, col_stride)),
-            call_key,
+            _fused_kernel, (num_reqs, 1, 1), _FUSED_NUM_WARPS, tensors, scalars, constexprs,
+            call_key, max_registers=_fused_max_registers(num_reqs, constexprs["PAIRS"], device),
         )  # fmt: skip
     elif variant == "rowwise":  # upstream's launch: one program per row, default 4 warps
         _launch(
