@@ -131,9 +131,9 @@ _FUSED_NUM_WARPS = 8
 """Warps of a `fused` program, and so the ranges of `_rank_ranges` (H200: 16 warps were 3-9%
 slower on sparse and dense rows and 65536 bytes per iteration 7-33%, results/h200-2026-11-30-s4
 run 1; with the ranges, 16 warps were up to 6% faster at R=512 and 4-5% slower on bf16 rows at
-R=256, V=151936, results/h200-2026-11-30-s6 run 5; with the paired kernel (50 registers at 16
-warps) 2-6% faster on bf16 rows of V=262144 at R=256-512 and 1-6% slower at R=1024 and
-V=151936, results/h200-2026-12-01-s7 run 3)."""
+R=256, V=151936, results/h200-2026-11-30-s6 run 5; with the paired kernel, 50 registers at 16
+warps: up to 2.7% faster on rows of V=262144 at R=256-512, up to 2.5% slower on V=151936 and
+5.9% at R=1024, results/h200-2026-12-01-s7 run 3)."""
 _FUSED_RANK_WORDS = 512
 """Mask words a `fused` program ranks per block-wide step of a truncated row (count > W; 32
 columns each); 2048 won on some shapes and lost up to 18% on others (results/h200-2026-11-30-s4
@@ -147,8 +147,8 @@ run 3)."""
 _FUSED_CAPPED_MIN_ROWS_PER_SM = 5.0
 """The cap applies from R >= this x SM count. H200, bf16, capped against uncapped (results/
 h200-2026-12-01-s7 run 2): R=512 (two nearly full waves of two programs per SM) 5-11% slower;
-R=768 sparse and dense rows 1.5-3% faster; R=1024 3.3-5.7% faster (full rows within 1%, but
-4.4% slower at V=262144); R=2048 within 3% either way."""
+R=768 sparse and dense rows 1.5-3.1% faster; R=1024 3.0-5.7% faster (full rows within 1%, but
+4.4% slower at V=262144); R=2048 5% faster to 2.6% slower."""
 _FUSED_UNIT_COLUMNS = {2: 8, 4: 32, 8: 32}
 """Columns per mask unit of `fused`'s pass 1 by element size: bytes for 16-bit dtypes (a
 thread's 16-byte vector, no shuffle or barrier in the loop: bf16 sparse and dense rows 5-14%
