@@ -15,9 +15,11 @@ from masks import timing
 from masks.testing import make_logits, reference
 
 NUM_REQS, VOCAB, KEPT, WIDTH = 512, 151_936, 50, 512
-MIN_SPEEDUP = 4.0
-"""The 2-core development machine (no GPU) measured 5.4-5.8x with other tox envs running beside
-it; a per-row loop inside `to_csr` would be the baseline itself, about 1x."""
+MIN_SPEEDUP = 2.0
+"""A per-row loop inside `to_csr` would be the baseline itself, about 1x. The 2-core development
+machine (no GPU) measured 5.4-5.8x with other tox envs running beside it, and once 3.8x beside
+`.ci/run`'s other envs, so the bound leaves room for a busy host; that `to_csr` runs no Python
+line per row is tests/test_csr.py's deterministic check."""
 
 
 @pytest.fixture(scope="module")

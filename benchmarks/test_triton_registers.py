@@ -5,6 +5,7 @@ and ran 1.4-1.7x slower (results/h200-2026-11-30-s6 run 1); this check finds tha
 
 from __future__ import annotations
 
+import math
 import os
 
 import pytest
@@ -57,7 +58,8 @@ def test_capped_paired_kernel_fits_three_programs_per_sm_without_spills(dtype):
     from masks.backends import triton as backend
 
     cap = backend._FUSED_PAIRED_MAX_REGISTERS
-    assert 3 * cap * 32 * backend._FUSED_NUM_WARPS <= 65536, "the cap leaves two programs per SM"
+    allocated = math.ceil(cap / 8) * 8  # registers are allocated per thread in steps of 8
+    assert 3 * allocated * 32 * backend._FUSED_NUM_WARPS <= 65536, "two programs per SM at most"
     cubin = compile_fused(dtype, GPUTarget("cuda", 90, 32), True, cap).asm["cubin"]
     assert register_count(cubin) <= cap
     assert frame_size(cubin) == 0, f"capped at {cap} registers, ptxas spilled to local memory"

@@ -78,11 +78,9 @@ def frame_size(cubin: bytes) -> int:
     return _nv_info(cubin, _FRAME_SIZE)
 
 
-def fused_registers(
-    dtype: torch.dtype, target: GPUTarget, pairs: bool = True, max_registers: int | None = None
-) -> int:
+def fused_registers(dtype: torch.dtype, target: GPUTarget, pairs: bool = True) -> int:
     """Registers of `_fused_kernel` compiled for ``dtype`` (`compile_fused`)."""
-    return register_count(compile_fused(dtype, target, pairs, max_registers).asm["cubin"])
+    return register_count(compile_fused(dtype, target, pairs).asm["cubin"])
 
 
 def compile_fused(

@@ -3,7 +3,7 @@
 Each knob is a shape/device choice, never a different kernel: ``split``'s tile size (the tiles
 it aims to give every SM) at few rows (R = 1, 4, 16), and Triton ``fused``'s mask unit of
 pass 1 (bytes or words, by element size), mask words per pass-2 step and the rows from which
-its 16-bit kernel is register-capped at many rows (R = 256, 512, 1024). Timed with the
+its 16-bit kernel is register-capped at many rows (R = 256, 512, 768, 1024). Timed with the
 harness's method (`masks.timing.device_time`: L2 flush, spin, CUDA events, medians) on
 V=151936 logits with
 sparse, dense and full supports, so the committed defaults can be checked against their
@@ -46,14 +46,14 @@ KNOBS = {
             "_FUSED_UNIT_COLUMNS": ({2: 8, 4: 32, 8: 32}, {2: 8, 4: 8, 8: 32}),
             "_FUSED_RANK_WORDS": (512, 2048),
             # the 16-bit kernel's register cap: at every R, from 5 x SMs rows (default), never
-            "_FUSED_CAPPED_MIN_ROWS_PER_SM": (0.0, 5.0, float("inf")),
+            "_FUSED_CAPPED_MIN_ROWS_PER_SM": (0.0, 5.0, 1e9),
         },
         _TRITON_CACHES,
     ),
 }
 SHAPES = {  # variant: (row counts, dtypes)
     "split": ((1, 4, 16), (torch.float32,)),
-    "fused": ((256, 512, 1024), (torch.float32, torch.bfloat16)),
+    "fused": ((256, 512, 768, 1024), (torch.float32, torch.bfloat16)),
 }
 SUPPORTS = {name: "full" if kept is None else kept for name, kept in compare.SUPPORTS.items()}
 VOCAB = 151_936

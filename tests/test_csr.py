@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import itertools
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 from numpy_contract import numpy_contract
 
+import masks
 from masks import csr
 from masks.testing import make_logits, reference
 
@@ -71,3 +74,37 @@ def test_group_positions() -> None:
     assert csr.group_positions(starts, lengths).tolist() == [10, 11, 30, 31, 32, 40]
     empty = np.zeros(0, dtype=np.int64)
     assert csr.group_positions(empty, empty).tolist() == []
+
+
+def _lines_run_in_masks(call) -> int:
+    """Python lines of the masks package that ``call()`` executes (a sys.settrace count)."""
+    package = str(Path(masks.__file__).parent)
+    executed = 0
+
+    def trace(frame, event, arg):
+        nonlocal executed
+        if not frame.f_code.co_filename.startswith(package):
+            return None
+        if event == "line":
+            executed += 1
+        return trace
+
+    previous = sys.gettrace()
+    sys.settrace(trace)
+    try:
+        call()
+    finally:
+        sys.settrace(previous)
+    return executed
+
+
+@pytest.mark.parametrize("wide", [False, True], ids=["narrow rows", "some wide rows"])
+def test_csr_and_lists_run_no_python_line_per_row(wide) -> None:
+    """The host path's Python work does not grow with the rows: 8 and 512 rows execute the same
+    lines of masks (a loop over rows would add hundreds), so it cannot regress to one."""
+    lines = []
+    for num_reqs in (8, 512):
+        supports = [(600 if wide and r % 4 == 0 else 20) for r in range(num_reqs)]
+        mask = reference(make_logits(num_reqs, 1_000, supports, seed=5), None, 256)
+        lines.append((_lines_run_in_masks(mask.to_csr), _lines_run_in_masks(mask.tolists)))
+    assert lines[0] == lines[1], f"lines run for 8 rows, then for 512: {lines}"

@@ -68,20 +68,29 @@ def test_many_rows_of_16_bit_logits_launch_the_capped_kernel(monkeypatch, dtype)
     asked = []
 
     def recording_launch(kernel, *args, **kwargs):
+        compiled = launch(kernel, *args, **kwargs)
         if kernel is backend._fused_kernel:
-            asked.append(kwargs.get("max_registers"))
-        return launch(kernel, *args, **kwargs)
+            cap = kwargs.get("max_registers")
+            asked.append(cap)
+            if compiled is not None and cap is not None:  # on the GPU: ptxas kept to the cap
+                assert 0 < compiled.n_regs <= cap and compiled.n_spills == 0
+        return compiled
 
     launch = backend._launch
     monkeypatch.setattr(backend, "_launch", recording_launch)
     capped_rows = math.ceil(backend._FUSED_CAPPED_MIN_ROWS_PER_SM * backend._sm_count(DEVICE))
-    for num_reqs in (capped_rows - 1, capped_rows):
-        supports = [(r * 37) % 1_031 for r in range(num_reqs)]  # sparse to full, some empty
-        logits = make_logits(num_reqs, 1_030, supports, dtype, seed=num_reqs, device=DEVICE)
+    # fewer rows; enough rows; enough rows of a length the JIT cannot read by 16-byte loads
+    for num_reqs, vocab_size in (
+        (capped_rows - 1, 1_040),
+        (capped_rows, 1_040),
+        (capped_rows, 1_030),
+    ):
+        supports = [(r * 37) % (vocab_size + 1) for r in range(num_reqs)]  # 0 to full rows
+        logits = make_logits(num_reqs, vocab_size, supports, dtype, seed=num_reqs, device=DEVICE)
         actual = compact_sampling_mask(logits, None, 600, backend="triton:fused")
         assert_masks_equal(actual, reference(logits.cpu(), None, 600))
     cap = backend._FUSED_PAIRED_MAX_REGISTERS if dtype.itemsize == 2 else None
-    assert asked == [None, cap]
+    assert asked == [None, cap, None]
 
 
 @pytest.mark.parametrize("variant", VARIANTS)

@@ -51,11 +51,11 @@ stops once ``min(count, W)`` ids are written. (The element-level alternative, a 
   while fewer than W ids are written (a full row: one step while W <= 16384).
 * ``"auto"`` (default): ``fused`` once ``R >= _FUSED_MIN_ROWS_PER_SM * num_SMs``, else ``split``.
 * Programs per SM: the paired 16-bit `fused` kernel takes 104 registers (two programs per SM);
-  from ``_FUSED_CAPPED_MIN_ROWS_PER_SM`` rows per SM it is compiled with a 72-register cap
-  instead (three, no spills; ptxas's ``maxnreg``, another kernel in Triton's cache), where more
-  resident warps hide pass 2 better than two per SM with the next block in flight. Neither
-  budget wins at every R (results/h200-2026-12-01-s7 run 2), and a launch plan fixes R, so the
-  plan picks.
+  from ``_FUSED_CAPPED_MIN_ROWS_PER_SM`` rows per SM, on rows read by 16-byte loads, it is
+  compiled with a 72-register cap instead (three, no spills; ptxas's ``maxnreg``, another
+  kernel in Triton's cache), where more resident warps hide pass 2 better than two per SM with
+  the next block in flight. Neither budget wins at every R (results/h200-2026-12-01-s7 run 2),
+  and a launch plan fixes R, so the plan picks.
 
 Triton has no popcount or find-first-set: on the GPU `_popcount` and `_lowest_bit` are inline
 PTX (``popc``; ``brev`` + ``clz``), which took 3-7% off sparse and dense `fused` rows at
@@ -861,9 +861,10 @@ def _launch(
     call_key: tuple | None,
     scratch_size: int = 0,
     max_registers: int | None = None,
-) -> None:
-    """Launch through Triton's JIT, which compiles on a specialisation's first launch, and keep
-    the launch as the call key's `_Plan` (no key: the interpreter, an unaligned pointer).
+):
+    """Launch through Triton's JIT, which compiles on a specialisation's first launch, keep the
+    launch as the call key's `_Plan` (no key: the interpreter, an unaligned pointer) and return
+    the CompiledKernel (``None`` in the interpreter).
 
     Under a lock: the JIT's cache fills (and the interpreter's global patching) are not
     guaranteed thread safe. `tensors` are the kernel's pointer arguments (`_data_pointers`'
@@ -881,6 +882,7 @@ def _launch(
         remember(
             _plans, call_key, _Plan(compiled, grid, (*scalars, *constexprs.values()), scratch_size)
         )
+    return compiled
 
 
 def _stream_scratch(device: torch.device) -> scratch.StreamScratch:
@@ -896,10 +898,22 @@ def _fused_min_rows(device: torch.device) -> int:
     return math.ceil(_FUSED_MIN_ROWS_PER_SM * _sm_count(device))
 
 
-def _fused_max_registers(num_reqs: int, pairs: bool, device: torch.device) -> int | None:
+def _fused_max_registers(
+    logits: torch.Tensor, pairs: bool, row_stride: int, device: torch.device
+) -> int | None:
     """`fused`'s register cap: `_FUSED_PAIRED_MAX_REGISTERS` for the paired 16-bit kernel from
-    `_FUSED_CAPPED_MIN_ROWS_PER_SM` rows per SM on, else the compiler's choice."""
-    if pairs and num_reqs >= _FUSED_CAPPED_MIN_ROWS_PER_SM * _sm_count(device):
+    `_FUSED_CAPPED_MIN_ROWS_PER_SM` rows per SM on, else the compiler's choice. Only rows whose
+    stride and length are multiples of 16 elements, which the JIT compiles for 16-byte loads:
+    capped, that kernel needs no local memory (sm_90, triton 3.6) and is the one measured; the
+    others spilled 48 bytes per thread at 72 registers (H200, results/h200-2026-12-01-s7 run 5).
+    """
+    num_reqs, vocab_size = logits.shape
+    if (
+        pairs
+        and num_reqs >= _FUSED_CAPPED_MIN_ROWS_PER_SM * _sm_count(device)
+        and row_stride % 16 == 0
+        and vocab_size % 16 == 0
+    ):
         return _FUSED_PAIRED_MAX_REGISTERS
     return None
 
@@ -913,7 +927,7 @@ def _fused_constexprs(dtype: torch.dtype, words: bool, pairs: bool) -> dict:
         "RANK_WORDS": _FUSED_RANK_WORDS, "PAD": _PAD_BLOCK, "WORDS": words,
         "UNIT": _FUSED_UNIT_COLUMNS[itemsize], "RANGES": _FUSED_NUM_WARPS,
         "SUBSTEPS": _FUSED_RANGE_SUBSTEPS, "COUNT_SUBSTEPS": _FUSED_COUNT_SUBSTEPS,
-        "PAIRS": pairs and _FUSED_UNIT_COLUMNS[itemsize] == 8,
+        "PAIRS": pairs and itemsize == 2 and _FUSED_UNIT_COLUMNS[itemsize] == 8,
     }  # fmt: skip
 
 
@@ -996,7 +1010,8 @@ def _first_launch(
         constexprs = _fused_constexprs(logits.dtype, words, _pairs(logits, row_stride, col_stride))
         _launch(
             _fused_kernel, (num_reqs, 1, 1), _FUSED_NUM_WARPS, tensors, scalars, constexprs,
-            call_key, max_registers=_fused_max_registers(num_reqs, constexprs["PAIRS"], device),
+            call_key,
+            max_registers=_fused_max_registers(logits, constexprs["PAIRS"], row_stride, device),
         )  # fmt: skip
     elif variant == "rowwise":  # upstream's launch: one program per row, default 4 warps
         _launch(
