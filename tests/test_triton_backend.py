@@ -79,18 +79,24 @@ def test_many_rows_of_16_bit_logits_launch_the_capped_kernel(monkeypatch, dtype)
     launch = backend._launch
     monkeypatch.setattr(backend, "_launch", recording_launch)
     capped_rows = math.ceil(backend._FUSED_CAPPED_MIN_ROWS_PER_SM * backend._sm_count(DEVICE))
-    # fewer rows; enough rows; enough rows of a length the JIT cannot read by 16-byte loads
-    for num_reqs, vocab_size in (
-        (capped_rows - 1, 1_040),
-        (capped_rows, 1_040),
-        (capped_rows, 1_030),
+    # fewer rows; enough rows; enough rows the JIT cannot read by 16-byte loads: of 1030
+    # columns, or starting 4 bytes past an aligned address (a column slice of a wider buffer)
+    for num_reqs, vocab_size, first_column in (
+        (capped_rows - 1, 1_040, 0),
+        (capped_rows, 1_040, 0),
+        (capped_rows, 1_030, 0),
+        (capped_rows, 1_040, 4 // dtype.itemsize),
     ):
         supports = [(r * 37) % (vocab_size + 1) for r in range(num_reqs)]  # 0 to full rows
         logits = make_logits(num_reqs, vocab_size, supports, dtype, seed=num_reqs, device=DEVICE)
+        if first_column:  # the same logits in a wider buffer (row stride 1056)
+            padded = torch.empty(num_reqs, vocab_size + 16, dtype=dtype, device=DEVICE)
+            padded[:, first_column : first_column + vocab_size] = logits
+            logits = padded[:, first_column : first_column + vocab_size]
         actual = compact_sampling_mask(logits, None, 600, backend="triton:fused")
         assert_masks_equal(actual, reference(logits.cpu(), None, 600))
     cap = backend._FUSED_PAIRED_MAX_REGISTERS if dtype.itemsize == 2 else None
-    assert asked == [None, cap, None]
+    assert asked == [None, cap, None, None]
 
 
 @pytest.mark.parametrize("variant", VARIANTS)

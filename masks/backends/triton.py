@@ -903,7 +903,8 @@ def _fused_max_registers(
 ) -> int | None:
     """`fused`'s register cap: `_FUSED_PAIRED_MAX_REGISTERS` for the paired 16-bit kernel from
     `_FUSED_CAPPED_MIN_ROWS_PER_SM` rows per SM on, else the compiler's choice. Only rows whose
-    stride and length are multiples of 16 elements, which the JIT compiles for 16-byte loads:
+    start is 16-byte aligned and whose stride and length are multiples of 16 elements, which the
+    JIT compiles for 16-byte loads:
     capped, that kernel needs no local memory (sm_90, triton 3.6) and is the one measured; the
     others spilled 48 bytes per thread at 72 registers (H200, results/h200-2026-12-01-s7 run 5).
     """
@@ -913,6 +914,7 @@ def _fused_max_registers(
         and num_reqs >= _FUSED_CAPPED_MIN_ROWS_PER_SM * _sm_count(device)
         and row_stride % 16 == 0
         and vocab_size % 16 == 0
+        and logits.data_ptr() % 16 == 0
     ):
         return _FUSED_PAIRED_MAX_REGISTERS
     return None
