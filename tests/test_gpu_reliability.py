@@ -314,7 +314,6 @@ def test_concurrent_cold_start(backend: str, monkeypatch, record_figures) -> Non
         threads=THREADS,
         calls=THREADS * CALLS_PER_THREAD,
         seconds_cold=round(seconds, 3),
-        errors=0,
     )
 
 

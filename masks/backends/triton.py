@@ -898,21 +898,18 @@ def _fused_min_rows(device: torch.device) -> int:
     return math.ceil(_FUSED_MIN_ROWS_PER_SM * _sm_count(device))
 
 
-def _fused_max_registers(
-    logits: torch.Tensor, pairs: bool, row_stride: int, device: torch.device
-) -> int | None:
+def _fused_max_registers(logits: torch.Tensor, pairs: bool, device: torch.device) -> int | None:
     """`fused`'s register cap: `_FUSED_PAIRED_MAX_REGISTERS` for the paired 16-bit kernel from
     `_FUSED_CAPPED_MIN_ROWS_PER_SM` rows per SM on, else the compiler's choice. Only rows whose
     start is 16-byte aligned and whose stride and length are multiples of 16 elements, which the
-    JIT compiles for 16-byte loads:
-    capped, that kernel needs no local memory (sm_90, triton 3.6) and is the one measured; the
-    others spilled 48 bytes per thread at 72 registers (H200, results/h200-2026-12-01-s7 run 5).
-    """
+    JIT compiles for 16-byte loads: capped, that kernel needs no local memory (sm_90, triton
+    3.6) and is the one measured; the others spilled 48 bytes per thread at 72 registers (H200,
+    results/h200-2026-12-01-s7 run 5)."""
     num_reqs, vocab_size = logits.shape
     if (
         pairs
         and num_reqs >= _FUSED_CAPPED_MIN_ROWS_PER_SM * _sm_count(device)
-        and row_stride % 16 == 0
+        and logits.stride(0) % 16 == 0
         and vocab_size % 16 == 0
         and logits.data_ptr() % 16 == 0
     ):
@@ -1013,7 +1010,7 @@ def _first_launch(
         _launch(
             _fused_kernel, (num_reqs, 1, 1), _FUSED_NUM_WARPS, tensors, scalars, constexprs,
             call_key,
-            max_registers=_fused_max_registers(logits, constexprs["PAIRS"], row_stride, device),
+            max_registers=_fused_max_registers(logits, constexprs["PAIRS"], device),
         )  # fmt: skip
     elif variant == "rowwise":  # upstream's launch: one program per row, default 4 warps
         _launch(
