@@ -6,7 +6,10 @@ and names the first differing row and column.
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -132,3 +135,30 @@ def assert_csr_equal(
             f"CSR ids differ in row {row} at position {first - offsets[row]}: "
             f"got {ids[first]}, expected {want_ids[first]}"
         )
+
+
+NVCC = shutil.which("nvcc") or next(
+    (str(p) for p in (Path("/usr/local/cuda/bin/nvcc"),) if p.exists()), None
+)
+"""The CUDA compiler that checks CUDA C sources without a GPU (None when absent)."""
+
+
+def nvcc_check(source: Path, kernels: Sequence[str], arch: str, workdir: Path) -> None:
+    """Compile `kernels` (template instances named as in C++) of `source` for `arch` with every
+    warning an error and ptxas's spill and local-memory warnings on; raise with nvcc's output if
+    it fails. Each kernel is instantiated by taking its address."""
+    lines = [f"  out[{i}] = reinterpret_cast<const void*>(&{k});" for i, k in enumerate(kernels)]
+    wrapper = workdir / "instantiate.cu"
+    wrapper.write_text(
+        f'#include "{source.resolve()}"\n\nvoid masks_instantiate(const void** out) {{\n'
+        + "\n".join(lines)
+        + "\n}\n"
+    )
+    command = [
+        str(NVCC), "-std=c++17", f"-arch={arch}", "-c", str(wrapper), "-o", str(workdir / "k.o"),
+        "-Werror", "all-warnings", "-Xcompiler", "-Wall,-Werror",
+        "-Xptxas", "-warn-spills,-warn-lmem-usage",
+    ]  # fmt: skip
+    result = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    if result.returncode != 0:
+        raise AssertionError(f"{' '.join(command)}\n{result.stdout}\n{result.stderr}")

@@ -11,7 +11,8 @@ Why they measure what they measure:
   extra traffic, charged to the call); ``"read"`` (the default) reads the buffer, leaving clean
   lines, so the call pays for its own bytes only. Measured on the H200: a device copy of 72 MB
   reached 69% of the 2 GiB copy ceiling after a write flush and 80% after a read flush, while
-  the ceiling itself was the same either way (benchmarks/same_bytes_copy.py).
+  the ceiling itself was the same either way (benchmarks/traffic_floor.py, then named
+  same_bytes_copy.py).
 - Host dispatch: back-to-back calls with no synchronisation in between, host wall clock per call.
   A backend that synchronises or does heavy Python work per call shows up here, not above. A
   host's speed drifts over seconds (on the H200's host, two full grids with the same CuPy code

@@ -7,8 +7,6 @@ shared conformance suite's job; these tests cover what is specific to this backe
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 import threading
 from pathlib import Path
 
@@ -17,13 +15,10 @@ import torch
 
 import masks
 from masks.backends import scratch
-from masks.testing import assert_masks_equal, make_logits, reference
+from masks.testing import NVCC, assert_masks_equal, make_logits, nvcc_check, reference
 
 cupy_backend = pytest.importorskip("masks.backends.cupy", reason="cupy is not installed")
 
-NVCC = shutil.which("nvcc") or next(
-    (str(p) for p in (Path("/usr/local/cuda/bin/nvcc"),) if p.exists()), None
-)
 needs_gpu = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
 
@@ -31,7 +26,7 @@ DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
 @pytest.mark.skipif(NVCC is None, reason="nvcc not found (PATH or /usr/local/cuda/bin)")
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
 def test_cu_compiles_with_nvcc_without_warnings_or_spills(arch: str, tmp_path: Path) -> None:
-    """Every kernel the backend can name, for every dtype, instantiated by taking its address."""
+    """Every kernel the backend can name, for every dtype."""
     (tmp_path / "compact.cu").write_text(cupy_backend.source())
     names = sorted(
         {
@@ -40,20 +35,7 @@ def test_cu_compiles_with_nvcc_without_warnings_or_spills(arch: str, tmp_path: P
             for name in cupy_backend.kernel_names(t).values()
         }
     )
-    lines = [f"  out[{i}] = reinterpret_cast<const void*>(&{n});" for i, n in enumerate(names)]
-    wrapper = tmp_path / "instantiate.cu"
-    wrapper.write_text(
-        '#include "compact.cu"\n\nvoid masks_instantiate(const void** out) {\n'
-        + "\n".join(lines)
-        + "\n}\n"
-    )
-    command = [
-        NVCC, "-std=c++17", f"-arch={arch}", "-c", str(wrapper), "-o", str(tmp_path / "k.o"),
-        "-Werror", "all-warnings", "-Xcompiler", "-Wall,-Werror",
-        "-Xptxas", "-warn-spills,-warn-lmem-usage",
-    ]  # fmt: skip
-    result = subprocess.run(command, capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, f"{' '.join(command)}\n{result.stdout}\n{result.stderr}"
+    nvcc_check(tmp_path / "compact.cu", names, arch, tmp_path)
 
 
 def test_kernel_names_cover_both_load_paths() -> None:

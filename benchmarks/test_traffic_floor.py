@@ -1,0 +1,18 @@
+"""The traffic-floor kernels compile cleanly for the GPUs they are run on (no GPU needed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import traffic_floor
+
+from masks.testing import NVCC, nvcc_check
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc not found (PATH or /usr/local/cuda/bin)")
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_floor_kernels_compile_without_warnings_or_spills(arch: str, tmp_path: Path) -> None:
+    names = traffic_floor.kernel_names(bulk=True)
+    assert len(names) == 4 + 2 * len(traffic_floor.BULK_CONFIGS)
+    nvcc_check(traffic_floor.SOURCE, sorted(names.values()), arch, tmp_path)

@@ -1,0 +1,143 @@
+// Kernels that move compact_sampling_mask's minimal traffic and do nothing else (no finiteness
+// test, no ranking): what the memory system allows any kernel that reads every logit once and
+// writes the three outputs once. benchmarks/traffic_floor.py times them beside the backends.
+//
+// The logits are flat (R x V elements, V a multiple of 8, 16-byte aligned), so the 8 elements
+// of mask byte g are 16-byte vectors kVecs * g .. kVecs * g + kVecs - 1 (kVecs = 1 for 16-bit
+// dtypes, 2 for fp32) and the mask is one byte per group, in order. A byte is an XOR fold of
+// its vectors: it depends on every loaded byte, so no load is dead code. Every scalar
+// parameter is 64 bits wide (CuPy passes Python ints as 64-bit values).
+
+template <int kVecs>
+__device__ __forceinline__ unsigned fold_byte(const uint4 (&q)[kVecs]) {
+  unsigned x = 0u;
+#pragma unroll
+  for (int i = 0; i < kVecs; ++i) x ^= q[i].x ^ q[i].y ^ q[i].z ^ q[i].w;
+  return (x ^ (x >> 8) ^ (x >> 16) ^ (x >> 24)) & 0xFFu;
+}
+
+// ids[j] = j and counts[j] = j over the whole grid (the outputs' bytes, coalesced).
+__device__ __forceinline__ void fill_outputs(int* ids, long long num_ids, int* counts,
+                                             long long num_counts) {
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  const long long first = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  for (long long j = first; j < num_ids; j += stride) ids[j] = static_cast<int>(j);
+  for (long long j = first; j < num_counts; j += stride) counts[j] = static_cast<int>(j);
+}
+
+// Grid-stride stream of `groups` mask groups through registers: each thread issues kUnroll
+// groups' 16-byte streaming loads before folding any (the backends' pass 1 does the same). With
+// a null mask it writes one byte per thread (reads only); otherwise the mask, ids and counts.
+template <int kVecs, int kUnroll>
+__global__ void stream_floor(const uint4* logits, unsigned char* mask, int* ids, int* counts,
+                             unsigned char* sink, long long groups, long long num_ids,
+                             long long num_counts) {
+  const long long step = static_cast<long long>(blockDim.x) * kUnroll;
+  unsigned acc = 0u;
+  for (long long g0 = blockIdx.x * step + threadIdx.x; g0 < groups; g0 += gridDim.x * step) {
+    uint4 q[kUnroll][kVecs];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const long long g = g0 + static_cast<long long>(u) * blockDim.x;
+#pragma unroll
+      for (int i = 0; i < kVecs; ++i) {
+        q[u][i] = g < groups ? __ldcs(logits + g * kVecs + i) : make_uint4(0u, 0u, 0u, 0u);
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const long long g = g0 + static_cast<long long>(u) * blockDim.x;
+      const unsigned byte = fold_byte<kVecs>(q[u]);
+      if (mask == nullptr) {
+        acc ^= byte;
+      } else if (g < groups) {
+        mask[g] = static_cast<unsigned char>(byte);
+      }
+    }
+  }
+  if (mask == nullptr) {
+    sink[static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x] =
+        static_cast<unsigned char>(acc);
+  } else {
+    fill_outputs(ids, num_ids, counts, num_counts);
+  }
+}
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+__device__ __forceinline__ unsigned shared_address(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+__device__ __forceinline__ void wait_parity(unsigned barrier, unsigned parity) {
+  unsigned done = 0u;
+  while (done == 0u) {
+    asm volatile(
+        "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; "
+        "selp.u32 %0, 1, 0, p; }"
+        : "=r"(done)
+        : "r"(barrier), "r"(parity)
+        : "memory");
+  }
+}
+#endif
+
+// The same traffic through the copy engine of sm_90 (TMA bulk copies): the logits flow into
+// a ring of kStages shared-memory stages of kStageBytes (one thread issues a stage's copy, an
+// mbarrier counts its bytes in), so a block keeps kStages * kStageBytes in flight without
+// registers; the block folds each stage into its mask bytes, then refills it. Each block takes
+// chunks blockIdx.x, + gridDim.x, ... (dynamic shared memory: kStages * kStageBytes).
+template <int kVecs, int kStageBytes, int kStages>
+__global__ void bulk_floor(const uint4* logits, unsigned char* mask, int* ids, int* counts,
+                           long long groups, long long num_ids, long long num_counts) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  extern __shared__ uint4 stages[];
+  __shared__ alignas(8) unsigned long long full[kStages];
+  constexpr long long kStageGroups = kStageBytes / (16 * kVecs);
+  const long long num_chunks = (groups + kStageGroups - 1) / kStageGroups;
+  const long long mine =
+      blockIdx.x < num_chunks ? (num_chunks - 1 - blockIdx.x) / gridDim.x + 1 : 0;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(shared_address(full + s)));
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+  const auto issue = [&](long long k) {  // the block's k-th chunk into stage k % kStages
+    const long long chunk = blockIdx.x + k * gridDim.x;
+    const long long first = chunk * kStageGroups;
+    const long long n = groups - first < kStageGroups ? groups - first : kStageGroups;
+    const unsigned bytes = static_cast<unsigned>(n * 16 * kVecs);
+    const unsigned barrier = shared_address(full + k % kStages);
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(barrier),
+                 "r"(bytes)
+                 : "memory");
+    asm volatile(
+        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+        ::"r"(shared_address(stages + k % kStages * (kStageBytes / 16))),
+        "l"(logits + first * kVecs), "r"(bytes), "r"(barrier)
+        : "memory");
+  };
+  if (threadIdx.x == 0) {
+    for (long long k = 0; k < kStages && k < mine; ++k) issue(k);
+  }
+  for (long long k = 0; k < mine; ++k) {
+    wait_parity(shared_address(full + k % kStages), static_cast<unsigned>(k / kStages) & 1u);
+    const long long first = (blockIdx.x + k * gridDim.x) * kStageGroups;
+    const long long n = groups - first < kStageGroups ? groups - first : kStageGroups;
+    const uint4* stage = stages + k % kStages * (kStageBytes / 16);
+    for (long long g = threadIdx.x; g < n; g += blockDim.x) {
+      uint4 q[kVecs];
+#pragma unroll
+      for (int i = 0; i < kVecs; ++i) q[i] = stage[g * kVecs + i];
+      mask[first + g] = static_cast<unsigned char>(fold_byte<kVecs>(q));
+    }
+    __syncthreads();  // the stage is consumed: refill it
+    if (threadIdx.x == 0 && k + kStages < mine) {
+      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+      issue(k + kStages);
+    }
+  }
+  fill_outputs(ids, num_ids, counts, num_counts);
+#endif
+}

@@ -1,0 +1,218 @@
+"""What the memory system allows at the shapes where the kernels miss 80% of the copy ceiling.
+
+The harness reports each call against a copy ceiling measured on 2 GiB (launch latency is
+nothing there). A call at R = 256 moves 72-279 MB, so the fixed cost of a call (the time from
+the start event to the kernel's first load, and the ramp and tail of its loads) weighs more.
+This script times, at each shape and with the harness's own method (`masks.timing.device_time`:
+L2 flush, spin, CUDA events, medians), everything that moves the same bytes:
+
+* a one-element kernel: the fixed cost of any call;
+* a device-to-device copy of the kernel's minimal traffic (`masks.timing.minimal_bytes`);
+* the *traffic floors* of ``traffic_floor.cu``: kernels that read every logit once and write the
+  three outputs once but test and rank nothing, through registers (16-byte streaming loads in a
+  grid-stride loop, as the backends' pass 1 issues them) and, on sm_90, through TMA bulk copies
+  into shared memory; each the fastest of a few launch configurations, read-only and with the
+  outputs. No backend can beat the fastest floor with its outputs by much, so a cell whose floor
+  is below 80% cannot meet that target with this measurement;
+* the default variant of each GPU backend, on sparse, dense and full rows.
+
+Percentages are of the copy ceiling measured in the same run, for the kernel's minimal traffic,
+as in the harness. ``--l2-flush write`` reproduces the other flush of `masks.timing` (the call
+then also writes back the flush's dirty lines).
+
+Run (CUDA, CuPy for the floors): ``python benchmarks/traffic_floor.py --out traffic_floor.json``
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import pathlib
+from collections.abc import Callable
+
+import torch
+
+from masks import SamplingMask, available_backends, compact_sampling_mask, compare, timing
+from masks.testing import make_logits
+
+SHAPES = [(r, v) for r in (256, 512, 1024) for v in (128_256, 151_936, 262_144)]
+DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
+WIDTH = 2048
+REPS = 30
+SOURCE = pathlib.Path(__file__).with_name("traffic_floor.cu")
+STREAM_CONFIGS = [  # (threads, 16-byte loads in flight per thread, grid: "wave" or "pass")
+    (threads, loads, grid)
+    for threads in (256, 512)
+    for loads in (8, 16)
+    for grid in ("wave", "pass")
+]
+"""``wave``: as many blocks as are resident (grid-stride loop); ``pass``: one block per
+threads x loads vectors (each block one step)."""
+BULK_CONFIGS = [(256, 16384, 4), (256, 16384, 6), (512, 32768, 3)]
+"""(threads, stage bytes, stages) of the TMA floor; as many blocks as are resident."""
+
+
+def kernel_names(bulk: bool) -> dict[tuple, str]:
+    """The instances of ``traffic_floor.cu`` the floors launch, by (kind, 16-byte vectors per 8
+    elements, config); `bulk`: also the TMA ones (sm_90 and later)."""
+    names = {
+        ("stream", vecs, loads): f"stream_floor<{vecs}, {loads // vecs}>"
+        for vecs in (1, 2)
+        for loads in (8, 16)
+    }
+    if bulk:
+        names |= {
+            ("bulk", vecs, stage, stages): f"bulk_floor<{vecs}, {stage}, {stages}>"
+            for vecs in (1, 2)
+            for _, stage, stages in BULK_CONFIGS
+        }
+    return names
+
+
+class Floors:
+    """The floor kernels of ``traffic_floor.cu``, compiled through CuPy for the current device."""
+
+    def __init__(self) -> None:
+        import cupy
+
+        self.cupy = cupy
+        major, _ = torch.cuda.get_device_capability()
+        self.bulk = major >= 9
+        names = kernel_names(self.bulk)
+        module = cupy.RawModule(
+            code=SOURCE.read_text(), options=("-std=c++17",), name_expressions=list(names.values())
+        )
+        self.kernels = {key: module.get_function(name) for key, name in names.items()}
+        properties = torch.cuda.get_device_properties(torch.cuda.current_device())
+        self.sms = properties.multi_processor_count
+
+    def _resident(self, kernel, threads: int, smem: int) -> int:
+        occupancy = self.cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor
+        return occupancy(kernel.kernel.ptr, threads, smem) * self.sms
+
+    def calls(self, logits: torch.Tensor, out: SamplingMask) -> dict[str, Callable[[], None]]:
+        """Every floor launch for `logits` (flat R x V, V % 8 == 0), named by kind and config."""
+        vecs = logits.element_size() // 2
+        groups = logits.numel() // 8
+        sink = torch.empty(max(groups, 1 << 20), dtype=torch.uint8, device=logits.device)
+        outputs = (out.packed_mask, out.token_ids, out.counts)
+        pointers = (logits.data_ptr(), *(t.data_ptr() for t in outputs))
+        sizes = (groups, out.token_ids.numel(), out.counts.numel())
+        stream = self.cupy.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream)
+
+        def launcher(kernel, blocks: int, threads: int, smem: int, *args) -> Callable[[], None]:
+            return functools.partial(
+                kernel, (blocks,), (threads,), args, stream=stream, shared_mem=smem
+            )
+
+        calls = {}
+        for threads, loads, grid in STREAM_CONFIGS:
+            kernel = self.kernels["stream", vecs, loads]
+            step = threads * (loads // vecs)
+            blocks = self._resident(kernel, threads, 0) if grid == "wave" else -(-groups // step)
+            config = f"{threads}x{loads} {grid}"
+            calls[f"read {config}"] = launcher(
+                kernel, blocks, threads, 0, pointers[0], 0, 0, 0, sink.data_ptr(), *sizes
+            )
+            calls[f"outputs {config}"] = launcher(
+                kernel, blocks, threads, 0, *pointers, sink.data_ptr(), *sizes
+            )
+        for threads, stage, stages in BULK_CONFIGS if self.bulk else ():
+            kernel = self.kernels["bulk", vecs, stage, stages]
+            smem = stage * stages
+            kernel.max_dynamic_shared_size_bytes = smem
+            blocks = self._resident(kernel, threads, smem)
+            config = f"{threads} {stages}x{stage // 1024}K"
+            calls[f"bulk {config}"] = launcher(kernel, blocks, threads, smem, *pointers, *sizes)
+        return calls
+
+
+def measure_shape(
+    num_reqs: int, vocab: int, dtype: torch.dtype, floors: Floors | None, backends: list[str],
+    ceiling: float, flush: str,
+) -> dict:  # fmt: skip
+    """Every same-bytes measurement at one shape: median us and % of the ceiling of each."""
+    device = torch.device("cuda")
+    nbytes = timing.minimal_bytes(num_reqs, vocab, WIDTH, dtype.itemsize)
+    source = torch.randint(0, 256, (nbytes // 2,), dtype=torch.uint8, device=device)
+    target = torch.empty_like(source)
+    out = SamplingMask.empty(num_reqs, vocab, WIDTH, device=device)
+    logits = {s: make_logits(num_reqs, vocab, k or "full", dtype, 3, device) for s, k in
+              compare.SUPPORTS.items()}  # fmt: skip
+    calls = {"copy": functools.partial(target.copy_, source)}
+    if floors is not None:
+        calls |= floors.calls(logits["dense"], out)
+    for backend in backends:
+        for support, rows in logits.items():
+            calls[f"{backend} {support}"] = functools.partial(
+                compact_sampling_mask, rows, None, WIDTH, backend, out=out
+            )
+    times = {}
+    for name, call in calls.items():
+        call()
+        times[name] = timing.device_time(call, device, REPS, flush).median_us
+    if floors is not None and floors.bulk:  # the TMA floor folds the same bytes as the stream
+        masks = {}
+        for kind in ("outputs 256x8 wave", "bulk 256 4x16K"):
+            out.packed_mask.zero_()
+            calls[kind]()
+            masks[kind] = out.packed_mask.clone()
+        assert torch.equal(*masks.values()), "the bulk floor's mask differs from the stream's"
+    row = {"num_reqs": num_reqs, "vocab": vocab, "minimal_bytes": nbytes, "us": times}
+    row["pct"] = {name: 100 * timing.gbps(nbytes, us) / ceiling for name, us in times.items()}
+    for kind in ("read", "outputs", "bulk"):
+        named = {name: us for name, us in times.items() if name.startswith(kind + " ")}
+        if named:
+            best = min(named, key=named.get)
+            row[f"best_{kind}"] = {"config": best, "us": named[best], "pct": row["pct"][best]}
+    return row
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=None)
+    parser.add_argument("--l2-flush", choices=timing.L2_FLUSHES, default=timing.L2_FLUSHES[0])
+    args = parser.parse_args()
+    device = torch.device("cuda")
+    backends = [b for b in ("cupy", "triton", "numba") if b in available_backends(device)]
+    floors = Floors() if "cupy" in backends else None
+    ceiling = timing.copy_ceiling(device, l2_flush=args.l2_flush).gbps
+    one = torch.ones(1, device=device)
+    fixed = timing.device_time(functools.partial(one.add_, 1), device, REPS, args.l2_flush)
+    print(f"L2 flush {args.l2_flush}: copy ceiling {ceiling:.0f} GB/s; one-element kernel "
+          f"{fixed.median_us:.1f} us")  # fmt: skip
+    rows = []
+    for (num_reqs, vocab), (name, dtype) in ((s, d) for s in SHAPES for d in DTYPES.items()):
+        row = measure_shape(num_reqs, vocab, dtype, floors, backends, ceiling, args.l2_flush)
+        rows.append({"dtype": name, **row})
+        bests = " ".join(
+            f"{kind} {row[f'best_{kind}']['pct']:5.1f}%"
+            for kind in ("read", "outputs", "bulk")
+            if f"best_{kind}" in row
+        )
+        pct = row["pct"]
+        cells = " ".join(
+            b + " " + "/".join(f"{pct[f'{b} {s}']:.1f}" for s in compare.SUPPORTS) for b in backends
+        )
+        print(
+            f"R={num_reqs:5d} V={vocab:6d} {name} {row['minimal_bytes'] / 1e6:6.1f} MB: copy "
+            f"{pct['copy']:5.1f}% floors {bests} | s/d/f {cells}",
+            flush=True,
+        )
+    report = {
+        "device": torch.cuda.get_device_name(),
+        "l2_flush": args.l2_flush,
+        "copy_ceiling_gbps": ceiling,
+        "one_element_kernel_us": fixed.median_us,
+        "width": WIDTH,
+        "supports": compare.SUPPORTS,
+        "rows": rows,
+    }
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(report, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()
