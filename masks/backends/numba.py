@@ -15,10 +15,10 @@ Kernels (the layout of masks/backends/compact.cu, whose design notes are in cupy
        one is tested, with 16-byte loads where the lane's 8 columns are in a wide row and
        scalar strided loads otherwise (any strides, 64-bit offsets) packed into the same words.
        Elements are tested on their bit patterns (kept = finite = exponent field not all ones:
-       fp32/fp64 on the 32-bit word that holds the exponent, bf16/fp16 a whole 8-byte word at
-       once, `_finiteness_test`), the lane stores its byte and adds its ``popc``. No vote, no
-       shuffle, no barrier: the previous kernels gave each lane one element per 32 columns
-       and built mask words with a warp ballot, too few bytes in flight and too many
+       fp32/fp64 on the 32-bit word that holds the exponent, bf16/fp16 two elements of a
+       32-bit word at once, `_finiteness_test`), the lane stores its byte and adds its ``popc``.
+       No vote, no shuffle, no barrier: the previous kernels gave each lane one element per
+       32 columns and built mask words with a warp ballot, too few bytes in flight and too many
        instructions per byte (12-40% of the H200's copy bandwidth at R >= 256;
        this design: 61-102%, and 92-101% at R = 1024 fp32,
        benchmarks/results/h200-2026-11-30-s5).
@@ -500,7 +500,7 @@ def _finiteness_test(itemsize: int):
     exponent_key(exponent))`` has bit j set iff element j of the 8 in the uint64 words
     ``q[at:at + itemsize]`` is kept (its exponent field is not all ones).
 
-    Four elements per word (bf16, fp16): all of a word at once. With ``fields`` the exponent
+    Two elements per 32-bit half (bf16, fp16): both at once. With ``fields`` the exponent
     field of each element, ``(x & fields) ^ fields`` is zero in an element iff its field is all
     ones, and adding ``below_top`` (every bit below each element's top bit) carries into the
     element's top bit iff it is not zero; no field holds a top bit, so no carry crosses
@@ -508,27 +508,38 @@ def _finiteness_test(itemsize: int):
     loads of pass 1's loop (ptxas sm_90) the word test takes bf16 from 336 instructions to 250
     (CUDA C: 204), fp32 from 181 to 164 and fp64 from 104 to 122. On the H200 it made ``fused``
     1-2% faster on bf16 rows at R >= 512 and 3% slower on fp32 (benchmarks/results/
-    h200-2026-12-01-s3, run 1), so only 16-bit elements use it.
+    h200-2026-12-01-s3, run 1), so only 16-bit elements use it. On 32-bit halves (CUDA C's
+    ``kept_byte``) rather than whole uint64 words (64-bit adds and a shift per element bit) it
+    took bf16's loop from 250 instructions to 191 (ptxas 13.0, sm_90); with the block size a
+    constant and the group's words apart from the tail loop's (`_dtype_kernels`), 192 with all
+    8 loads issued before the first test, and bf16 rows took 2-3% less time at R >= 256 on the
+    H200 (fp32 1-2%; R <= 16 within 3% either way: results/h200-2026-12-01-s8, run 2).
     """
     if itemsize == 2:
-        one_per_element = np.uint64(0x0001_0001_0001_0001)
-        below_top = np.uint64(0x7FFF_7FFF_7FFF_7FFF)
+        two_per_word = np.uint32(0x0001_0001)
+        below_top = np.uint32(0x7FFF_7FFF)
+        tops = np.uint32(0x8000_8000)
+        low = np.uint64(0xFFFF_FFFF)
 
         @cuda.jit(device=True)
         def fields_of(exponent64):
-            """The exponent field of each of a word's four elements."""
-            return exponent64 * one_per_element
+            """The exponent field of each of a 32-bit word's two elements."""
+            return types.uint32(types.uint32(exponent64) * two_per_word)
 
         @cuda.jit(device=True)
         def kept_in_words(q, at, fields):
-            """Bit ``4k + i``: element i of word ``q[at + k]``, all four of a word at once."""
-            byte = types.uint64(0)
+            """Bit j: element j of the words ``q[at], q[at + 1]``, two of a 32-bit half at once
+            (CUDA C's ``kept_byte``): element 2h's top bit goes to bit 2h, element 2h + 1's to
+            bit 16 + 2h, then folded down to bit 2h + 1."""
+            gathered = types.uint32(0)
             for k in range(2):
-                tops = (((q[at + k] & fields) ^ fields) + below_top) >> types.uint64(15)
-                for i in range(4):
-                    bit = (tops >> types.uint64(16 * i)) & types.uint64(1)
-                    byte |= bit << types.uint64(4 * k + i)
-            return types.uint32(byte)
+                for h in range(2):
+                    half = types.uint32((q[at + k] >> types.uint64(32 * h)) & low)
+                    top = types.uint32(
+                        types.uint32(types.uint32((half & fields) ^ fields) + below_top) & tops
+                    )
+                    gathered = types.uint32(gathered | (top >> types.uint32(15 - 2 * (2 * k + h))))
+            return types.uint32((gathered | (gathered >> types.uint32(15))) & types.uint32(0xFF))
 
         return fields_of, kept_in_words
 
@@ -561,7 +572,8 @@ def _dtype_kernels(itemsize: int) -> dict:
     a group of ``unroll`` segments is LOADS words per lane, all loaded before any is tested.
     """
     unroll = max(1, LOADS // itemsize)
-    buffer_words = max(unroll, 2) * itemsize  # a group, or two segments (the tail loop)
+    group_words = unroll * itemsize  # a group (the vector loop)
+    tail_words = 2 * itemsize  # a segment and the next (the tail loop)
     segment_words = SEGMENT * itemsize // 8
     element_bits = 8 * itemsize
     element_mask = np.uint64((1 << element_bits) - 1)
@@ -614,21 +626,24 @@ def _dtype_kernels(itemsize: int) -> dict:
         wide loads each. The rest (the row's end, units shorter than a group, strided rows): one
         segment at a time, the next segment's loads issued before the current one is tested.
         """
-        lane = cuda.threadIdx.x % 32
+        lane = cuda.threadIdx.x & 31
         exponent64 = types.uint64(exponent)
         key = exponent_key(exponent64)
-        q = cuda.local.array(buffer_words, types.uint64)
         kept = 0
         if wide != 0:
+            # The group's own words: none of them flows into the tail loop's buffer, so none
+            # stays live (in registers) across the loop's back edge.
+            group = cuda.local.array(group_words, types.uint64)
             full_end = min(end, vocab // SEGMENT)
             while seg + unroll <= full_end:
                 first = (row_offset + seg * SEGMENT + 8 * lane) * itemsize >> 3
                 mask_at = mask_row + 32 * seg + lane
                 for u in range(unroll):
-                    load_words(logits64, first + u * segment_words, q, u * itemsize)
+                    load_words(logits64, first + u * segment_words, group, u * itemsize)
                 for u in range(unroll):
-                    kept += store_byte(q, u * itemsize, key, mask, mask_at + 32 * u)
+                    kept += store_byte(group, u * itemsize, key, mask, mask_at + 32 * u)
                 seg += unroll
+        q = cuda.local.array(tail_words, types.uint64)  # this segment's words, the next's
         head = (logits, logits64, wide, row_offset, col_stride, vocab, exponent64)
         if seg < end:
             load_segment(*head, seg * SEGMENT + 8 * lane, q, 0)
@@ -650,10 +665,12 @@ def _dtype_kernels(itemsize: int) -> dict:
         last), one barrier combining the warp counts, then each warp ranking its range."""
         row = cuda.blockIdx.x
         tid = cuda.threadIdx.x
-        lane = tid % 32
-        warp = tid // 32
-        threads = cuda.blockDim.x
-        warps = threads // 32
+        lane = tid & 31
+        warp = tid >> 5
+        # The launch's block size as a constant: with ``cuda.blockDim.x`` (runtime divisions,
+        # more registers live across pass 1) ptxas issued bf16's 8th load after the 1st's test.
+        threads = FUSED_THREADS
+        warps = FUSED_THREADS // 32
         shared = cuda.shared.array(0, types.int32)
         scan = shared[2 * warps + warp * SCAN_SLOTS : 2 * warps + (warp + 1) * SCAN_SLOTS]
         mask_row = row * num_bytes
