@@ -1,0 +1,12 @@
+# Run 3 (session 2026-12-01-s8): the final package -- the full default grid, then
+# benchmarks/traffic_floor.py (floors beside each backend's default variant).
+S=$OUT/run-3; mkdir -p $S; R=$PWD; P=/tmp/site:$R; cp .ab/s8run3.sh $S/command.sh
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv > $S/env.txt
+(cd /tmp && PYTHONPATH=$P python3 -c "from masks.compare import code_fingerprint; print('final code_sha256', code_fingerprint())") >> $S/env.txt
+PYTHONPATH=$P timeout 225 python3 -m masks compare --out-dir $S/final --time-limit-s 190 --budget-ms 20 --no-progress > $S/final.txt 2> $S/final.err
+echo "compare rc $?" >> $S/env.txt
+python3 benchmarks/summarize.py $S/final/compare.json > $S/summary.md; tar -czf $OUT/s.tgz -C $OUT run-3
+PYTHONPATH=$P timeout 200 python3 -W ignore::DeprecationWarning benchmarks/traffic_floor.py --out $S/traffic_floor.json > $S/traffic_floor.txt 2>&1
+echo "floor rc $?" >> $S/env.txt
+rm -f $OUT/s.tgz; tar -czf $OUT/s.tgz -C $OUT run-3
+cat $S/summary.md; tail -n 3 $S/final.err; cat $S/traffic_floor.txt $S/env.txt
