@@ -96,6 +96,60 @@ def test_shuffle_scan_matches_simulator_safe_scan() -> None:
     np.testing.assert_array_equal(shared, shuffle)
 
 
+def _vote_kernel(values, use_shuffle, lanes, broadcast):
+    """``lanes[i]`` = the warp ballot of ``values & 1`` and ``broadcast[i]`` = the value of lane
+    ``values[warp's first] % 32`` at thread i."""
+    tid = cuda.threadIdx.x
+    i = cuda.blockIdx.x * cuda.blockDim.x + tid
+    warp = tid // 32
+    scratch = cuda.shared.array(0, types.int32)[32 * warp : 32 * warp + 32]
+    source = types.uint32(values[i - tid % 32] % 32)
+    if use_shuffle:
+        lanes[i] = nb.warp_ballot_shuffle(values[i] % 2 == 1, tid % 32, scratch)
+        broadcast[i] = nb.warp_broadcast_shuffle(values[i], source, tid % 32, scratch)
+    else:
+        lanes[i] = nb.warp_ballot_shared(values[i] % 2 == 1, tid % 32, scratch)
+        broadcast[i] = nb.warp_broadcast_shared(values[i], source, tid % 32, scratch)
+
+
+def _run_vote(use_shuffle: bool, blocks: int = 3, seed: int = 0):
+    """(got, want): each an array of (ballot, broadcast) per thread."""
+    threads = nb.SPLIT_THREADS
+    rng = np.random.default_rng(seed)
+    values = rng.integers(0, 10**6, blocks * threads).astype(np.int64)
+    values[:32] = 2 * values[:32] + 1  # a full ballot
+    values[32:64] = 2 * values[32:64]  # an empty one
+    groups = values.reshape(-1, 32)
+    ballots = ((groups % 2) << np.arange(32)).sum(1).repeat(32)
+    sources = groups[np.arange(len(groups)), groups[:, 0] % 32].repeat(32)
+    want = np.stack([ballots, sources])
+    lanes = np.zeros(blocks * threads, dtype=np.uint32)
+    broadcast = np.zeros_like(lanes)
+    kernel = cuda.jit(_vote_kernel)[blocks, threads, 0, 4 * threads]
+    if nb.SIMULATED:
+        kernel(values, use_shuffle, lanes, broadcast)
+    else:
+        d_lanes, d_broadcast = cuda.to_device(lanes), cuda.to_device(broadcast)
+        kernel(cuda.to_device(values), use_shuffle, d_lanes, d_broadcast)
+        lanes, broadcast = d_lanes.copy_to_host(), d_broadcast.copy_to_host()
+    return np.stack([lanes, broadcast]).astype(np.int64), want
+
+
+@needs_kernels
+def test_simulator_safe_ballot_and_broadcast() -> None:
+    got, want = _run_vote(use_shuffle=False)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_GPU, reason="needs a CUDA GPU (outside the simulator)")
+def test_shuffle_ballot_and_broadcast_match_simulator_safe_ones() -> None:
+    shuffle, want = _run_vote(use_shuffle=True, blocks=64, seed=1)
+    shared, _ = _run_vote(use_shuffle=False, blocks=64, seed=1)
+    np.testing.assert_array_equal(shuffle, want)
+    np.testing.assert_array_equal(shared, shuffle)
+
+
 def test_geometry_split_fills_the_gpu_and_fused_takes_many_rows() -> None:
     sms, vocab = 132, 151_936
     warps = nb.SPLIT_THREADS // 32

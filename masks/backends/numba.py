@@ -17,10 +17,10 @@ Kernels (the layout of masks/backends/compact.cu, whose design notes are in cupy
        Elements are tested on their bit patterns (kept = finite = exponent field not all ones:
        fp32/fp64 on the 32-bit word that holds the exponent, bf16/fp16 two elements of a
        32-bit word at once, `_finiteness_test`), the lane stores its byte and adds its ``popc``.
-       No vote, no shuffle, no barrier: the previous kernels gave each lane one element per
-       32 columns and built mask words with a warp ballot, too few bytes in flight and too many
-       instructions per byte (12-40% of the H200's copy bandwidth at R >= 256;
-       this design: 61-102%, and 92-101% at R = 1024 fp32,
+       No vote, no shuffle, no barrier (but ``fused``'s ranking, see 2.): the previous kernels
+       gave each lane one element per 32 columns and built mask words with a warp ballot, too
+       few bytes in flight and too many instructions per byte (12-40% of the H200's copy
+       bandwidth at R >= 256; this design: 61-102%, and 92-101% at R = 1024 fp32,
        benchmarks/results/h200-2026-11-30-s5).
     2. Once the counts are combined (``fused``: one barrier; ``split``: one barrier and the
        look-back below), the warp ranks its range from the mask it has written (1/32 of the
@@ -31,14 +31,19 @@ Kernels (the layout of masks/backends/compact.cu, whose design notes are in cupy
        `warp_scan` gives the exclusive prefix of the lanes' popcounts, the lane writes the ids
        of its set bits (only set bits are visited; a step of full words writes consecutive
        ids with coalesced stores) to slots < W, and the warp stops once its ranks reach W or
-       its last kept id. (CUDA C's ``fused`` ranks during pass 1 instead, see cupy.py. That
-       design written here, with a warp barrier for the simulator, whose `warp_scan_shared`
-       uses block barriers, passed the GPU tests but made bf16 rows 12-13% slower and fp32
-       rows 3% faster on the H200: its pass-1 loop compiled to ~2500 instructions per group of
-       8 loads against CUDA C's ~840, mostly 64-bit integer arithmetic; results/
-       h200-2026-12-01-s4, run 8. Writing the -1 padding before pass 1 rather than after
-       the barrier made sparse bf16 rows 1-2% faster and dense and full ones 0.2-1.9% slower at
-       R = 256 and 512: results/h200-2026-12-01-s7 run 2.)
+       its last kept id. ``fused`` (as CUDA C's) ranks during pass 1 instead and keeps this
+       pass for a warp that needs more ids than it staged: each group's mask bytes are ranked
+       as soon as they are tested (`_rank_bytes`; warp 0 writes its ids straight into the row,
+       the others stage up to `STAGED_IDS` in shared memory and copy them into place after the
+       barrier), so a row's ids rarely wait for an L2 round trip after its last load (at one
+       wave of rows, R = 256 on the H200, pass 2 was the kernel's tail). The ranking's
+       arithmetic is uint32 throughout: the first port, in numba's default int64, compiled
+       pass 1's loop to ~2500 instructions per group of 8 loads against CUDA C's ~840 and made
+       bf16 rows 12-13% slower (results/h200-2026-12-01-s4, run 8); in 32 bits bf16's loop is
+       808 instructions and fp32's 495 (CUDA C: 840 and 464; ptxas 13.0, sm_90). Writing the -1
+       padding before pass 1 rather than after the barrier made sparse bf16 rows 1-2% faster
+       and dense and full ones 0.2-1.9% slower at R = 256 and 512: results/h200-2026-12-01-s7
+       run 2.
     ``fused`` runs one block of FUSED_THREADS per row. ``split`` (few rows: R = 1 must fill
     the GPU) runs tiles of SPLIT_THREADS / 32 units, grid = rows x tiles (`split_tiling`), in
     one launch, not two: at R = 1..16 a second launch cost ~1-2 us of device time and ~6 us of
@@ -82,16 +87,17 @@ Simulator (NUMBA_ENABLE_CUDASIM=1, for CI without a GPU)
     The same kernel code runs on CPU tensors through zero-copy ``.numpy()`` views (flat,
     indexed with the same element offsets as the pointers; the uint64 view starts at the same
     address). The simulator runs one block at a time with a Python thread per GPU thread and
-    has no shuffles, so `launch_constants` picks small blocks there and `warp_scan` (the only
-    warp intrinsic, ``shfl_up_sync``; pass 1 has none) resolves to `warp_scan_shared` (shared
-    memory and two barriers), whose equivalence to `warp_scan_shuffle` is tested on the GPU
-    (tests/test_numba_backend.py). The simulated barrier releases once every live thread of
-    the block waits at any barrier, so a warp's scans only need the same number of calls on
-    its 32 lanes, and every cross-warp barrier (``fused`` has one, ``split`` two and one per
-    look-back round; the GPU code has no others) has the same number of barriers before it in
-    every warp (the look-back rounds are block-uniform; the rankings, whose scans differ per
-    warp, and ``split``'s reset, a scan of warp 0 only, come after the last cross-warp
-    barrier).
+    has no votes, shuffles or warp barrier, so `launch_constants` picks small blocks there and
+    the warp intrinsics (`warp_scan`, `warp_ballot`, `warp_broadcast`) resolve to their
+    ``_shared`` forms (the warp's shared slots and two `sync_warp` barriers, a
+    ``threading.Barrier`` of the warp's 32 Python threads), whose equivalence to the shuffle
+    forms is tested on the GPU (tests/test_numba_backend.py). A warp's calls only need the same
+    number on its 32 lanes (warp-uniform control flow; ``fused``'s pass 1 ranks a different
+    number of groups in each warp). The simulated block barrier releases once every live
+    thread of the block waits at any block barrier, so every cross-warp barrier (``fused`` has
+    one, ``split`` two and one per look-back round; the GPU code has no others) has the same
+    number of block barriers before it in every warp (the look-back rounds are
+    block-uniform).
     ``cuda.popc`` and ``cuda.ffs`` exist in the simulator and are only applied to unsigned
     words. Simulated blocks run in ``blockIdx`` order, so ``split``'s tickets are the block
     indices and the tiles a block looks back at have all finished (its flag loops never spin
@@ -160,7 +166,11 @@ one load round trip; simulator: one, so that small rows reach the next batch).""
 RANK_WORDS = FUSED_LANE_WORDS * RANK_STEPS
 """Pass 2: 32-bit mask words a lane holds per batch of steps."""
 SCAN_SLOTS = 32 if SIMULATED else 0
-"""Shared words per warp of `warp_scan` (only `warp_scan_shared` uses them)."""
+"""Shared words per warp of `warp_scan`, `warp_ballot` and `warp_broadcast` (only their
+simulator-safe forms use them)."""
+STAGED_IDS = 256
+"""``fused``: ids a warp other than the first ranks into shared memory during pass 1 (CUDA C's
+``kStagedIds``); a warp that needs more ranks them from the mask after the barrier."""
 
 _FLOATS = {  # dtype: (itemsize, exponent field)
     torch.float32: (4, 0x7F800000),
@@ -175,14 +185,16 @@ _NUMBA_COUNTS = {torch.int32: types.int32, torch.int64: types.int64}
 _FULL = 0xFFFFFFFF
 
 
-def shared_bytes(threads: int) -> int:
-    """Dynamic shared memory of every kernel: 2 words per warp (counts), then scan slots.
+def shared_bytes(threads: int, staged: bool = False) -> int:
+    """Dynamic shared memory of a kernel: 2 words per warp (counts), then scan slots, then
+    (``staged``: ``fused``) `STAGED_IDS` ids for each warp but the first.
 
     Dynamic (one buffer carved by slices) rather than static arrays because the simulator
     allocates static shared arrays lazily per call site without a lock, so two of a block's
     threads can race and get private copies.
     """
-    return 4 * (threads // 32) * (2 + SCAN_SLOTS)
+    warps = threads // 32
+    return 4 * (warps * (2 + SCAN_SLOTS) + (STAGED_IDS * (warps - 1) if staged else 0))
 
 
 def _jit_kernel(function, threads: int):
@@ -213,25 +225,99 @@ def warp_scan_shuffle(value, lane, scratch):
     return inclusive - types.int32(value), cuda.shfl_sync(_FULL, inclusive, 31)
 
 
+if SIMULATED:
+    _warp_barriers_lock = threading.Lock()
+
+    def sync_warp():
+        """The simulator's ``__syncwarp()``, which it lacks: a barrier of the calling thread's
+        warp (a Python thread per GPU thread; the barriers live on the launch's block manager).
+        """
+        thread = threading.current_thread()
+        manager = thread._manager
+        key = (tuple(thread.blockIdx), thread.thread_id // 32)
+        with _warp_barriers_lock:
+            barriers = manager.__dict__.setdefault("_masks_warp_barriers", {})
+            barrier = barriers.get(key)
+            if barrier is None:
+                lanes = min(32, math.prod(manager._block_dim) - 32 * key[1])
+                barrier = barriers[key] = threading.Barrier(lanes)
+        barrier.wait(timeout=600)
+
+else:
+
+    @cuda.jit(device=True)
+    def sync_warp():
+        """``__syncwarp()`` over the whole warp."""
+        cuda.syncwarp(_FULL)
+
+
 @cuda.jit(device=True)
 def warp_scan_shared(value, lane, scratch):
     """Simulator-safe `warp_scan_shuffle` through the warp's 32 shared ``scratch`` slots.
 
-    Two barriers: all lanes of the warp must call it equally often (warp-uniform control flow).
+    Two warp barriers: all lanes of the warp must call it equally often (warp-uniform control
+    flow); other warps need not.
     """
     scratch[lane] = value
-    cuda.syncthreads()
+    sync_warp()
     before = 0
     total = 0
     for other in range(32):
         total += scratch[other]
         if other < lane:
             before += scratch[other]
-    cuda.syncthreads()  # every lane has read the slots before the next call writes them
+    sync_warp()  # every lane has read the slots before the next call writes them
     return before, total
 
 
-warp_scan = warp_scan_shared if SIMULATED else warp_scan_shuffle
+@cuda.jit(device=True)
+def warp_ballot_shuffle(predicate, lane, scratch):
+    """Bit l set iff ``predicate`` holds in lane l (``__ballot_sync``; ``scratch`` unused)."""
+    return types.uint32(cuda.ballot_sync(_FULL, predicate))
+
+
+@cuda.jit(device=True)
+def warp_ballot_shared(predicate, lane, scratch):
+    """Simulator-safe `warp_ballot_shuffle` through the warp's shared ``scratch`` slots."""
+    scratch[lane] = 1 if predicate else 0
+    sync_warp()
+    lanes = 0
+    for other in range(32):
+        if scratch[other] != 0:
+            lanes |= 1 << other
+    sync_warp()
+    return types.uint32(lanes)
+
+
+@cuda.jit(device=True)
+def warp_broadcast_shuffle(value, source, lane, scratch):
+    """Lane ``source``'s uint32 ``value`` in every lane (``__shfl_sync``)."""
+    return types.uint32(cuda.shfl_sync(_FULL, types.int32(value), source))
+
+
+@cuda.jit(device=True)
+def warp_broadcast_shared(value, source, lane, scratch):
+    """Simulator-safe `warp_broadcast_shuffle` through the warp's shared ``scratch`` slots."""
+    if lane == source:
+        scratch[0] = value
+    sync_warp()
+    broadcast = types.uint32(scratch[0])
+    sync_warp()
+    return broadcast
+
+
+if SIMULATED:
+    warp_scan, warp_ballot, warp_broadcast = (
+        warp_scan_shared,
+        warp_ballot_shared,
+        warp_broadcast_shared,
+    )
+else:
+    warp_scan, warp_ballot, warp_broadcast = (
+        warp_scan_shuffle,
+        warp_ballot_shuffle,
+        warp_broadcast_shuffle,
+    )
 
 
 def _vector_load(instruction: str, element: types.Integer, count: int):
@@ -339,6 +425,114 @@ def _fill_consecutive(rank, col, cols, width, ids, id_row, lane):
     lane)."""
     for i in range(lane, min(cols, width - rank), 32):
         ids[id_row + rank + i] = col + i
+
+
+if SIMULATED:
+
+    def pointer_at(base, offset):
+        """Simulator-safe `pointer_at`: the array from element ``offset`` (a view)."""
+        return base[offset:]
+
+else:
+
+    @intrinsic
+    def pointer_at(typingctx, base, offset):
+        """``&base[offset]`` (``base`` a pointer or an array, such as a shared one) as a
+        generic pointer: `fused`'s pass 1 writes ids through one pointer to either the row's
+        slots or shared memory (CUDA C's ``IdSink``), so its loop is compiled once."""
+        result = types.CPointer(base.dtype)
+
+        def codegen(context, builder, signature, args):
+            pointer, at = args
+            if isinstance(base, types.Array):
+                pointer = context.make_array(base)(context, builder, pointer).data
+            at = context.cast(builder, at, signature.args[1], types.intp)
+            return builder.gep(pointer, [at])
+
+        return result(base, offset), codegen
+
+
+@cuda.jit(device=True)
+def _sink_ids(word, rank, col, cap, sink):
+    """32-bit `_emit_ids` (``fused``'s pass 1): ids ``col + i`` of the set bits i of ``word``
+    to ``sink[rank]``, ``sink[rank + 1]``, ... below ``cap`` (all uint32)."""
+    while word != types.uint32(0) and rank < cap:
+        sink[rank] = types.int32(col + types.uint32(cuda.ffs(word)) - types.uint32(1))
+        rank = types.uint32(rank + types.uint32(1))
+        word = types.uint32(word & types.uint32(word - types.uint32(1)))
+
+
+@cuda.jit(device=True)
+def _sink_segment(rank, col, cap, sink, lane):
+    """Warp call, 32-bit `_fill_consecutive` of one full segment: ``sink[rank + i] = col + i``
+    for i < SEGMENT and rank + i < cap, one coalesced store per lane and 32 slots."""
+    i = lane
+    while i < types.uint32(SEGMENT) and types.uint32(rank + i) < cap:
+        sink[types.uint32(rank + i)] = types.int32(col + i)
+        i = types.uint32(i + types.uint32(32))
+
+
+def _rank_bytes(count: int):
+    """``rank_bytes(bits, seg_col, lane, sink, cap, ranked, scan)``, CUDA C's ``rank_bytes<count>``
+    (a compile-time ``count``): warp call of ``fused``'s pass 1 ranking this lane's mask bytes
+    ``bits[:count]`` (uint32) of the ``count`` segments from column ``seg_col`` in column order,
+    writing their ids to ``sink[rank]`` for ranks < ``cap``; ``ranked`` = the warp's kept
+    columns before them (warp-uniform). Returns ``ranked`` plus the group's kept columns (only
+    values < cap matter). All arithmetic is uint32 (numba widens Python ints to int64: 64-bit
+    ranks tripled the loop).
+
+    A group with no kept column costs one ballot, one whose kept columns all lie in one lane no
+    scan; otherwise the popcounts of three segments share one `warp_scan` (10-bit fields: a
+    segment keeps at most 256 columns), and a full segment is written as consecutive ids with
+    coalesced stores.
+    """
+    one = types.uint32(1)
+    field = types.uint32(1023)
+
+    @cuda.jit(device=True)
+    def rank_bytes(bits, seg_col, lane, sink, cap, ranked, scan):
+        if ranked >= cap:
+            return ranked
+        any_kept = types.uint32(0)
+        for u in range(count):
+            any_kept = types.uint32(any_kept | bits[u])
+        lanes = warp_ballot(any_kept != types.uint32(0), lane, scan)
+        if lanes == types.uint32(0):
+            return ranked
+        col = types.uint32(seg_col + types.uint32(8) * lane)
+        if types.uint32(lanes & types.uint32(lanes - one)) == types.uint32(0):  # one lane
+            rank = ranked
+            if any_kept != types.uint32(0):
+                for u in range(count):
+                    u_col = types.uint32(col + types.uint32(SEGMENT * u))
+                    _sink_ids(bits[u], rank, u_col, cap, sink)
+                    rank = types.uint32(rank + types.uint32(cuda.popc(bits[u])))
+            return warp_broadcast(rank, types.uint32(cuda.ffs(lanes) - one), lane, scan)
+        before = types.uint32(0)
+        totals = types.uint32(0)
+        for u in range(count):
+            if u % 3 == 0:  # a scan for segments u .. u + 2
+                packed = types.uint32(0)
+                for i in range(3):
+                    if u + i < count:
+                        popc = types.uint32(cuda.popc(bits[u + i]))
+                        packed = types.uint32(packed | (popc << types.uint32(10 * i)))
+                exclusive, inclusive_total = warp_scan(packed, lane, scan)
+                before = types.uint32(exclusive)
+                totals = types.uint32(inclusive_total)
+            shift = types.uint32(10 * (u % 3))
+            total = types.uint32(types.uint32(totals >> shift) & field)
+            if total == types.uint32(SEGMENT):
+                u_col = types.uint32(seg_col + types.uint32(SEGMENT * u))
+                _sink_segment(ranked, u_col, cap, sink, lane)
+            elif total != types.uint32(0):
+                rank = types.uint32(ranked + types.uint32(types.uint32(before >> shift) & field))
+                u_col = types.uint32(col + types.uint32(SEGMENT * u))
+                _sink_ids(bits[u], rank, u_col, cap, sink)
+            ranked = types.uint32(ranked + total)
+        return ranked
+
+    return rank_bytes
 
 
 @cuda.jit(device=True)
@@ -552,13 +746,14 @@ def _finiteness_test(itemsize: int):
 
     @cuda.jit(device=True)
     def kept_per_element(q, at, exponent32):
-        """One 32-bit compare per element."""
+        """One 32-bit compare per element (``word & exp`` as uint32: numba's uint64 result
+        cost a 64-bit compare and select per element, fp32 ranked loop 529 -> 495)."""
         byte = types.uint32(0)
         for j in range(8):
             k = ((j + 1) * itemsize - 1) // 4  # the 32-bit word holding element j's exponent
             word = types.uint32((q[at + k // 2] >> types.uint64(32 * (k % 2))) & _FULL)
             exp = types.uint32(exponent32 << types.uint32(8 * (j * itemsize % 4)))
-            if word & exp != exp:
+            if types.uint32(word & exp) != exp:
                 byte = types.uint32(byte | (types.uint32(1) << types.uint32(j)))
         return byte
 
@@ -610,59 +805,91 @@ def _dtype_kernels(itemsize: int) -> dict:
 
     @cuda.jit(device=True)
     def store_byte(q, at, key, mask, b):
-        """Store mask byte ``b`` of the 8 elements in ``q[at:]``; return its count."""
-        byte = kept_byte(q, at, key)
+        """Store and return (uint32) mask byte ``b`` of the 8 elements in ``q[at:]``."""
+        byte = types.uint32(kept_byte(q, at, key))
         mask[b] = byte
-        return cuda.popc(byte)
+        return byte
 
-    @cuda.jit(device=True)
-    def stream_mask(
-        logits, logits64, wide, row_offset, col_stride, vocab, exponent, mask, mask_row, seg, end
-    ):  # fmt: skip
-        """Warp call: the row's mask bytes of segments ``[seg, end)``; returns the lane's kept
-        count. No barrier, no cross-lane traffic.
+    rank_group = _rank_bytes(unroll)
+    rank_segment = _rank_bytes(1)
 
-        Whole groups of ``unroll`` segments in the row (wide rows): one straight run of LOADS
-        wide loads each. The rest (the row's end, units shorter than a group, strided rows): one
-        segment at a time, the next segment's loads issued before the current one is tested.
-        """
-        lane = cuda.threadIdx.x & 31
-        exponent64 = types.uint64(exponent)
-        key = exponent_key(exponent64)
-        kept = 0
-        if wide != 0:
-            # The group's own words: none of them flows into the tail loop's buffer, so none
-            # stays live (in registers) across the loop's back edge.
-            group = cuda.local.array(group_words, types.uint64)
-            full_end = min(end, vocab // SEGMENT)
-            while seg + unroll <= full_end:
-                first = (row_offset + seg * SEGMENT + 8 * lane) * itemsize >> 3
-                mask_at = mask_row + 32 * seg + lane
-                for u in range(unroll):
-                    load_words(logits64, first + u * segment_words, group, u * itemsize)
-                for u in range(unroll):
-                    kept += store_byte(group, u * itemsize, key, mask, mask_at + 32 * u)
-                seg += unroll
-        q = cuda.local.array(tail_words, types.uint64)  # this segment's words, the next's
-        head = (logits, logits64, wide, row_offset, col_stride, vocab, exponent64)
-        if seg < end:
-            load_segment(*head, seg * SEGMENT + 8 * lane, q, 0)
-        while seg < end:
-            if seg + 1 < end:
-                load_segment(*head, (seg + 1) * SEGMENT + 8 * lane, q, itemsize)
-            if 8 * (32 * seg + lane) < vocab:
-                kept += store_byte(q, 0, key, mask, mask_row + 32 * seg + lane)
-            for i in range(itemsize):
-                q[i] = q[itemsize + i]
-            seg += 1
-        return kept
+    def make_stream_mask(ranking: bool):
+        """`stream_mask`, which with ``ranking`` (a compile-time constant: ``fused``) also ranks
+        each group's kept columns as soon as they are tested (`_rank_bytes`)."""
+
+        @cuda.jit(device=True)
+        def stream_mask(
+            logits, logits64, wide, row_offset, col_stride, vocab, exponent, mask, mask_row, seg,
+            end, sink, cap, scan,
+        ):  # fmt: skip
+            """Warp call: the row's mask bytes of segments ``[seg, end)``; returns ``(kept,
+            ranked)``, the lane's kept count and (``ranking``) the warp's, its ids written to
+            ``sink[rank]`` for ranks < ``cap``. Without ``ranking``: no barrier, no cross-lane
+            traffic.
+
+            Whole groups of ``unroll`` segments in the row (wide rows): one straight run of
+            LOADS wide loads each. The rest (the row's end, units shorter than a group, strided
+            rows): one segment at a time, the next segment's loads issued before the current
+            one is tested.
+            """
+            lane = cuda.threadIdx.x & 31
+            lane32 = types.uint32(lane)
+            exponent64 = types.uint64(exponent)
+            key = exponent_key(exponent64)
+            kept = 0
+            ranked = types.uint32(0)
+            if wide != 0:
+                # The group's own words: none of them flows into the tail loop's buffer, so
+                # none stays live (in registers) across the loop's back edge.
+                group = cuda.local.array(group_words, types.uint64)
+                bits = cuda.local.array(unroll, types.uint32)
+                full_end = min(end, vocab // SEGMENT)
+                while seg + unroll <= full_end:
+                    first = (row_offset + seg * SEGMENT + 8 * lane) * itemsize >> 3
+                    mask_at = mask_row + 32 * seg + lane
+                    for u in range(unroll):
+                        load_words(logits64, first + u * segment_words, group, u * itemsize)
+                    for u in range(unroll):
+                        bits[u] = store_byte(group, u * itemsize, key, mask, mask_at + 32 * u)
+                        kept += cuda.popc(bits[u])
+                    if ranking:
+                        seg_col = types.uint32(types.uint32(seg) * types.uint32(SEGMENT))
+                        ranked = rank_group(bits, seg_col, lane32, sink, cap, ranked, scan)
+                    seg += unroll
+            q = cuda.local.array(tail_words, types.uint64)  # this segment's words, the next's
+            byte = cuda.local.array(1, types.uint32)
+            head = (logits, logits64, wide, row_offset, col_stride, vocab, exponent64)
+            if seg < end:
+                load_segment(*head, seg * SEGMENT + 8 * lane, q, 0)
+            while seg < end:
+                if seg + 1 < end:
+                    load_segment(*head, (seg + 1) * SEGMENT + 8 * lane, q, itemsize)
+                byte[0] = types.uint32(0)
+                if 8 * (32 * seg + lane) < vocab:
+                    byte[0] = store_byte(q, 0, key, mask, mask_row + 32 * seg + lane)
+                    kept += cuda.popc(byte[0])
+                if ranking:
+                    seg_col = types.uint32(types.uint32(seg) * types.uint32(SEGMENT))
+                    ranked = rank_segment(byte, seg_col, lane32, sink, cap, ranked, scan)
+                for i in range(itemsize):
+                    q[i] = q[itemsize + i]
+                seg += 1
+            return kept, ranked
+
+        return stream_mask
+
+    stream_mask = make_stream_mask(ranking=False)
+    stream_mask_ranked = make_stream_mask(ranking=True)
 
     def fused(
         logits, logits64, row_stride, col_stride, exponent, wide, num_sampled, has_num_sampled,
         num_sampled_stride, vocab, width, num_bytes, ids, counts, mask, mask_words, mask_align,
     ):  # fmt: skip
         """One block per row, warp w streaming the w-th range of the row (whole groups but the
-        last), one barrier combining the warp counts, then each warp ranking its range."""
+        last) and ranking its ids as it goes (warp 0 straight into the row, the others into
+        `STAGED_IDS` slots of shared memory), one barrier combining the warp counts, then each
+        warp copying its staged ids into place, or ranking its range from the mask (pass 2)
+        when it needs more ids than it staged."""
         row = cuda.blockIdx.x
         tid = cuda.threadIdx.x
         lane = tid & 31
@@ -686,19 +913,32 @@ def _dtype_kernels(itemsize: int) -> dict:
         per_warp = (per_warp + unroll - 1) // unroll * unroll
         seg = min(warp * per_warp, num_segs)
         end = min(seg + per_warp, num_segs)
-        kept = stream_mask(
+        staged = 2 * warps + warps * SCAN_SLOTS + (warp - 1) * STAGED_IDS  # warps > 0
+        if warp == 0:  # its first id has rank 0
+            sink = pointer_at(ids, id_row)
+            cap = types.uint32(width)
+        else:
+            sink = pointer_at(shared, staged)
+            cap = types.uint32(min(width, STAGED_IDS))
+        kept = stream_mask_ranked(
             logits, logits64, wide, row * row_stride, col_stride, vocab, exponent, mask,
-            mask_row, seg, end,
-        )  # fmt: skip
+            mask_row, seg, end, sink, cap, scan,
+        )[0]  # fmt: skip
         count = warp_scan(kept, lane, scan)[1]
         if lane == 0:
             shared[warp] = count
-        cuda.syncthreads()  # also orders the mask stores before pass 2 reads them
+        cuda.syncthreads()  # also orders the mask and staged stores before they are read
         before, total = _warp_prefix(shared, warps, warp, lane, scan)
         if tid == 0:
             counts[row] = total
         _fill_ids(ids, id_row + min(total, width), id_row + width, tid, threads)
-        if before < width and count > 0:
+        if warp == 0 or before >= width or count == 0:  # warp 0's ids are in place
+            return
+        needed = min(count, width - before)
+        if needed <= cap:
+            for i in range(lane, needed, 32):
+                ids[id_row + before + i] = shared[staged + i]
+        else:
             _rank_range(
                 mask, mask_words, mask_align, mask_row, 32 * seg, min(32 * end, num_bytes),
                 before, min(width, before + count), ids, id_row, width, lane, scan,
@@ -722,8 +962,8 @@ def _dtype_kernels(itemsize: int) -> dict:
         else:
             kept = stream_mask(
                 logits, logits64, wide, row * row_stride, col_stride, vocab, exponent, mask,
-                mask_row, seg, end,
-            )  # fmt: skip
+                mask_row, seg, end, mask, types.uint32(0), scan,  # no ranking: no sink
+            )[0]  # fmt: skip
         return warp_scan(kept, lane, scan)[1]
 
     def split(
@@ -1032,7 +1272,9 @@ def _make_plan(key, logits, num_sampled_tokens, out, variant) -> _Plan:
         device=device,
         variant=variant,
         kernel=_kernel(variant, device, itemsize, count_type),
-        config=LaunchConfig(grid=grid, block=threads, shmem_size=shared_bytes(threads)),
+        config=LaunchConfig(
+            grid=grid, block=threads, shmem_size=shared_bytes(threads, staged=shape.fused)
+        ),
         head=(*logits.stride(), exponent),
         wide_layout=_wide_layout(logits),
         counts=(0, 0) if num_sampled_tokens is None else (1, num_sampled_tokens.stride(0)),
@@ -1093,7 +1335,7 @@ def _compact_simulated(logits, num_sampled_tokens, out, variant) -> None:
     )
     kernels = _DTYPE_KERNELS[itemsize]
     if shape.fused:
-        kernels["fused"][num_reqs, FUSED_THREADS, 0, shared_bytes(FUSED_THREADS)](
+        kernels["fused"][num_reqs, FUSED_THREADS, 0, shared_bytes(FUSED_THREADS, staged=True)](
             *head, vocab, width, num_bytes, ids, counts, *masks
         )
         return
