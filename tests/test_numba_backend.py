@@ -60,6 +60,19 @@ def _scan_kernel(values, use_shuffle, before, total):
     total[i] = t
 
 
+def _run_warp_kernel(kernel, blocks: int, values, use_shuffle: bool, *outputs):
+    """Launch ``kernel(values, use_shuffle, *outputs)`` on blocks of SPLIT_THREADS threads with
+    one shared word per thread, on the GPU or in the simulator; return the outputs, on the
+    host."""
+    launch = cuda.jit(kernel)[blocks, nb.SPLIT_THREADS, 0, 4 * nb.SPLIT_THREADS]
+    if nb.SIMULATED:
+        launch(values, use_shuffle, *outputs)
+        return outputs
+    on_device = [cuda.to_device(out) for out in outputs]
+    launch(cuda.to_device(values), use_shuffle, *on_device)
+    return tuple(out.copy_to_host() for out in on_device)
+
+
 def _run_scan(use_shuffle: bool, blocks: int = 3, seed: int = 0):
     """(got, want): each an array of (before, total) per thread."""
     threads = nb.SPLIT_THREADS
@@ -69,16 +82,8 @@ def _run_scan(use_shuffle: bool, blocks: int = 3, seed: int = 0):
     values[32:64] = rng.integers(0, 10**6, 32)  # unit counts
     groups = values.reshape(-1, 32).astype(np.int64)
     want = np.stack([(np.cumsum(groups, axis=1) - groups).ravel(), groups.sum(1).repeat(32)])
-    before = np.zeros_like(values)
-    total = np.zeros_like(values)
-    kernel = cuda.jit(_scan_kernel)[blocks, threads, 0, 4 * threads]
-    if nb.SIMULATED:
-        kernel(values, use_shuffle, before, total)
-    else:
-        d_before, d_total = cuda.to_device(before), cuda.to_device(total)
-        kernel(cuda.to_device(values), use_shuffle, d_before, d_total)
-        before, total = d_before.copy_to_host(), d_total.copy_to_host()
-    return np.stack([before, total]), want
+    outputs = (np.zeros_like(values), np.zeros_like(values))
+    return np.stack(_run_warp_kernel(_scan_kernel, blocks, values, use_shuffle, *outputs)), want
 
 
 @needs_kernels
@@ -123,16 +128,9 @@ def _run_vote(use_shuffle: bool, blocks: int = 3, seed: int = 0):
     ballots = ((groups % 2) << np.arange(32)).sum(1).repeat(32)
     sources = groups[np.arange(len(groups)), groups[:, 0] % 32].repeat(32)
     want = np.stack([ballots, sources])
-    lanes = np.zeros(blocks * threads, dtype=np.uint32)
-    broadcast = np.zeros_like(lanes)
-    kernel = cuda.jit(_vote_kernel)[blocks, threads, 0, 4 * threads]
-    if nb.SIMULATED:
-        kernel(values, use_shuffle, lanes, broadcast)
-    else:
-        d_lanes, d_broadcast = cuda.to_device(lanes), cuda.to_device(broadcast)
-        kernel(cuda.to_device(values), use_shuffle, d_lanes, d_broadcast)
-        lanes, broadcast = d_lanes.copy_to_host(), d_broadcast.copy_to_host()
-    return np.stack([lanes, broadcast]).astype(np.int64), want
+    outputs = (np.zeros(blocks * threads, dtype=np.uint32), np.zeros(blocks * threads, np.uint32))
+    got = _run_warp_kernel(_vote_kernel, blocks, values, use_shuffle, *outputs)
+    return np.stack(got).astype(np.int64), want
 
 
 @needs_kernels
