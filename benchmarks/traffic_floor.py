@@ -93,6 +93,8 @@ class Floors:
 
     def calls(self, logits: torch.Tensor, out: SamplingMask) -> dict[str, Callable[[], None]]:
         """Every floor launch for `logits` (flat R x V, V % 8 == 0), named by kind and config."""
+        if logits.element_size() not in (2, 4) or logits.size(-1) % 8 or not logits.is_contiguous():
+            raise ValueError("the floors read contiguous 16- or 32-bit rows of 8k elements")
         vecs = logits.element_size() // 2
         groups = logits.numel() // 8
         sink = torch.empty(max(groups, 1 << 20), dtype=torch.uint8, device=logits.device)
@@ -158,7 +160,8 @@ def measure_shape(
             out.packed_mask.zero_()
             calls[kind]()
             masks[kind] = out.packed_mask.clone()
-        assert torch.equal(*masks.values()), "the bulk floor's mask differs from the stream's"
+        if not torch.equal(*masks.values()):
+            raise RuntimeError("the bulk floor's mask differs from the stream's")
     row = {"num_reqs": num_reqs, "vocab": vocab, "minimal_bytes": nbytes, "us": times}
     row["pct"] = {name: 100 * timing.gbps(nbytes, us) / ceiling for name, us in times.items()}
     for kind in ("read", "outputs", "bulk"):

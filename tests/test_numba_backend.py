@@ -1,8 +1,9 @@
-"""Numba backend specifics: the simulator-safe warp scan, launch geometry, dispatch caching, and
-the GPU compilation of every kernel signature.
+"""Numba backend specifics: the simulator-safe warp scan, ballot and broadcast, ``fused``'s staged
+ids at their limit, launch geometry, dispatch caching, and the GPU compilation of every kernel
+signature.
 
 Run under the simulator (``NUMBA_ENABLE_CUDASIM=1``) on CPU-only machines; the GPU-marked tests
-compare the shuffle scan with its simulator-safe equivalent, the plans, and ``split`` on
+compare the shuffle forms with their simulator-safe equivalents, the plans, and ``split`` on
 shapes with many tiles per row (several look-back rounds, flags that are not yet published) on a
 real GPU; the PTX test compiles every kernel for sm_90 wherever numba-cuda can compile (no GPU
 needed).
@@ -191,6 +192,34 @@ def test_multi_segment_rows(variant: str, dtype: torch.dtype, tail: int, stride:
         reference.compact(logits.cpu(), counts.cpu(), want)
         got = SamplingMask.empty(num_reqs, vocab, width, device=DEVICE)
         nb.compact(logits, counts, got, variant)
+        assert_masks_equal(got, want)
+
+
+@needs_kernels
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_fused_staged_ids_at_their_limit(dtype: torch.dtype) -> None:
+    """``fused``'s warps after the first stage up to STAGED_IDS ids during pass 1 and rank from
+    the mask when they need more: rows of 100 kept columns in the first 3072 and 255, 256, 257
+    or 300 in the last 768 (another warp's range in the simulator's two-warp blocks, for both
+    dtypes), at widths that cut just before, at and after the staged limit."""
+    vocab, early = 4_864, 100
+    generator = torch.Generator().manual_seed(5)
+    late_counts = (255, 256, 257, 300, 1)
+    logits = torch.full((len(late_counts), vocab), float("-inf"))
+    for row, late in enumerate(late_counts):
+        kept = torch.cat(
+            [
+                torch.randperm(3_072, generator=generator)[:early],
+                4_096 + torch.randperm(768, generator=generator)[:late],
+            ]
+        )
+        logits[row, kept] = 1.0 + torch.rand(kept.numel(), generator=generator)
+    logits = logits.to(dtype)
+    for width in (2_048, early + 255, early + nb.STAGED_IDS, early + 257, 300, early):
+        want = SamplingMask.empty(len(late_counts), vocab, width)
+        reference.compact(logits, None, want)
+        got = SamplingMask.empty(len(late_counts), vocab, width, device=DEVICE)
+        nb.compact(logits.to(DEVICE), None, got, "fused")
         assert_masks_equal(got, want)
 
 

@@ -233,15 +233,22 @@ if SIMULATED:
         warp (a Python thread per GPU thread; the barriers live on the launch's block manager).
         """
         thread = threading.current_thread()
-        manager = thread._manager
-        key = (tuple(thread.blockIdx), thread.thread_id // 32)
+        try:  # numba-cuda's simulator internals (0.30): its thread and block manager
+            manager, block, linear = thread._manager, thread.blockIdx, thread.thread_id
+            block_threads = math.prod(manager._block_dim)
+        except AttributeError as error:
+            raise RuntimeError(
+                "masks' simulated warp barrier needs numba-cuda's simulator thread attributes "
+                f"(_manager, blockIdx, thread_id, _block_dim): {error}"
+            ) from error
+        key = (tuple(block), linear // 32)
         with _warp_barriers_lock:
             barriers = manager.__dict__.setdefault("_masks_warp_barriers", {})
             barrier = barriers.get(key)
             if barrier is None:
-                lanes = min(32, math.prod(manager._block_dim) - 32 * key[1])
+                lanes = min(32, block_threads - 32 * key[1])
                 barrier = barriers[key] = threading.Barrier(lanes)
-        barrier.wait(timeout=600)
+        barrier.wait(timeout=120)  # a lane that raised never arrives: fail rather than hang
 
 else:
 
@@ -297,7 +304,8 @@ def warp_broadcast_shuffle(value, source, lane, scratch):
 
 @cuda.jit(device=True)
 def warp_broadcast_shared(value, source, lane, scratch):
-    """Simulator-safe `warp_broadcast_shuffle` through the warp's shared ``scratch`` slots."""
+    """Simulator-safe `warp_broadcast_shuffle` through the warp's shared ``scratch`` slots (int32:
+    ``value`` < 2**31, as every rank is)."""
     if lane == source:
         scratch[0] = value
     sync_warp()
@@ -913,12 +921,12 @@ def _dtype_kernels(itemsize: int) -> dict:
         per_warp = (per_warp + unroll - 1) // unroll * unroll
         seg = min(warp * per_warp, num_segs)
         end = min(seg + per_warp, num_segs)
-        staged = 2 * warps + warps * SCAN_SLOTS + (warp - 1) * STAGED_IDS  # warps > 0
+        staged_at = 2 * warps + warps * SCAN_SLOTS + (warp - 1) * STAGED_IDS  # warps > 0
         if warp == 0:  # its first id has rank 0
             sink = pointer_at(ids, id_row)
             cap = types.uint32(width)
         else:
-            sink = pointer_at(shared, staged)
+            sink = pointer_at(shared, staged_at)
             cap = types.uint32(min(width, STAGED_IDS))
         kept = stream_mask_ranked(
             logits, logits64, wide, row * row_stride, col_stride, vocab, exponent, mask,
@@ -937,7 +945,7 @@ def _dtype_kernels(itemsize: int) -> dict:
         needed = min(count, width - before)
         if needed <= cap:
             for i in range(lane, needed, 32):
-                ids[id_row + before + i] = shared[staged + i]
+                ids[id_row + before + i] = shared[staged_at + i]
         else:
             _rank_range(
                 mask, mask_words, mask_align, mask_row, 32 * seg, min(32 * end, num_bytes),
