@@ -830,10 +830,10 @@ def _dtype_kernels(itemsize: int) -> dict:
             logits, logits64, wide, row_offset, col_stride, vocab, exponent, mask, mask_row, seg,
             end, sink, cap, scan,
         ):  # fmt: skip
-            """Warp call: the row's mask bytes of segments ``[seg, end)``; returns ``(kept,
-            ranked)``, the lane's kept count and (``ranking``) the warp's, its ids written to
-            ``sink[rank]`` for ranks < ``cap``. Without ``ranking``: no barrier, no cross-lane
-            traffic.
+            """Warp call: the row's mask bytes of segments ``[seg, end)``; returns the lane's kept
+            count. With ``ranking`` the warp's kept columns are also written, in column order,
+            to ``sink[rank]`` for ranks < ``cap``; without it ``sink`` and ``cap`` are unused:
+            no barrier, no cross-lane traffic.
 
             Whole groups of ``unroll`` segments in the row (wide rows): one straight run of
             LOADS wide loads each. The rest (the row's end, units shorter than a group, strided
@@ -882,7 +882,7 @@ def _dtype_kernels(itemsize: int) -> dict:
                 for i in range(itemsize):
                     q[i] = q[itemsize + i]
                 seg += 1
-            return kept, ranked
+            return kept
 
         return stream_mask
 
@@ -931,7 +931,7 @@ def _dtype_kernels(itemsize: int) -> dict:
         kept = stream_mask_ranked(
             logits, logits64, wide, row * row_stride, col_stride, vocab, exponent, mask,
             mask_row, seg, end, sink, cap, scan,
-        )[0]  # fmt: skip
+        )  # fmt: skip
         count = warp_scan(kept, lane, scan)[1]
         if lane == 0:
             shared[warp] = count
@@ -971,7 +971,7 @@ def _dtype_kernels(itemsize: int) -> dict:
             kept = stream_mask(
                 logits, logits64, wide, row * row_stride, col_stride, vocab, exponent, mask,
                 mask_row, seg, end, mask, types.uint32(0), scan,  # no ranking: no sink
-            )[0]  # fmt: skip
+            )  # fmt: skip
         return warp_scan(kept, lane, scan)[1]
 
     def split(
