@@ -181,19 +181,24 @@ __device__ __forceinline__ unsigned warp_inclusive_sum(unsigned value, unsigned 
 
 // Where `fused`'s pass 1 writes the ids it ranks as it streams: slots [0, cap) of `ids`, in
 // column order from the start of the warp's range; `ranked` counts the warp's kept ids so far
-// (warp-uniform; only its value below cap matters).
+// (warp-uniform; only its value below cap matters). `bytes`: the warp's kMaxGroupBytes of shared
+// memory through which `rank_bytes` regroups a group's mask bytes.
 struct IdSink {
   int* ids;
+  unsigned char* bytes;
   unsigned cap;
   unsigned ranked;
 };
 
+constexpr int kMaxGroupBytes = 8 * 32;  // mask bytes of a pass-1 group of 8 segments
+
 // Whole warp: ranks this lane's mask bytes of segments seg .. seg + kN - 1 (`bits[u]`, byte lane
 // of segment seg + u; 0 past the row's end) in column order and writes their ids to the sink's
-// slots < cap. The popcounts of three segments share one shuffle scan (10-bit fields: a segment
-// keeps at most 256 columns); a group with no kept column costs one vote, one whose kept columns
-// all lie in one lane no scan (sparse rows: at R = 256 on the H200, bf16 rows of 50 kept ids
-// took 1.3% less time), and a full segment is written as consecutive ids with coalesced stores.
+// slots < cap. A group with no kept column costs one vote. Otherwise its bytes go through shared
+// memory in mask order, so that lane l reads bytes kN * l .. kN * l + kN - 1: 8 * kN consecutive
+// columns, ranked by one shuffle scan of the lanes' popcounts and written bit by bit (a group
+// whose columns are all kept as consecutive ids with coalesced stores). Per segment scans and
+// writes cost a bf16 group of dense rows (W = 2048 spread over the row) about 330 instructions.
 template <int kN>
 __device__ __forceinline__ void rank_bytes(const unsigned (&bits)[kN], long long seg,
                                            IdSink& sink) {
@@ -201,44 +206,41 @@ __device__ __forceinline__ void rank_bytes(const unsigned (&bits)[kN], long long
   unsigned any = 0u;
 #pragma unroll
   for (int u = 0; u < kN; ++u) any |= bits[u];
-  const unsigned lanes = __ballot_sync(kFullMask, any != 0u);
-  if (lanes == 0u) return;
+  if (__ballot_sync(kFullMask, any != 0u) == 0u) return;
   const unsigned lane = threadIdx.x & 31u;
-  if ((lanes & (lanes - 1u)) == 0u) {  // one lane keeps columns here: no scan needed
-    unsigned rank = sink.ranked;
-    if (any != 0u) {
+  unsigned long long word;
+  if constexpr (kN == 1) {
+    word = bits[0];
+  } else {
 #pragma unroll
-      for (int u = 0; u < kN; ++u) {
-        emit_ids(bits[u], rank, (seg + u) * kSegCols + lane * 8, sink.cap, sink.ids);
-        rank += static_cast<unsigned>(__popc(bits[u]));
-      }
+    for (int u = 0; u < kN; ++u) sink.bytes[32 * u + lane] = static_cast<unsigned char>(bits[u]);
+    __syncwarp();
+    const unsigned char* mine = sink.bytes + kN * lane;
+    if constexpr (kN == 8) {
+      word = *reinterpret_cast<const unsigned long long*>(mine);
+    } else if constexpr (kN == 4) {
+      word = *reinterpret_cast<const unsigned*>(mine);
+    } else {
+      static_assert(kN == 2, "groups of 1, 2, 4 or 8 segments");
+      word = *reinterpret_cast<const unsigned short*>(mine);
     }
-    sink.ranked = __shfl_sync(kFullMask, rank, __ffs(static_cast<int>(lanes)) - 1);
-    return;
+    __syncwarp();  // read before the next group's bytes overwrite them
   }
-#pragma unroll
-  for (int u0 = 0; u0 < kN; u0 += 3) {
-    unsigned packed = 0u;
-#pragma unroll
-    for (int i = 0; i < 3 && u0 + i < kN; ++i) {
-      packed |= static_cast<unsigned>(__popc(bits[u0 + i])) << (10 * i);
-    }
-    const unsigned inclusive = warp_inclusive_sum(packed, lane);
-    const unsigned totals = __shfl_sync(kFullMask, inclusive, 31);
-    const unsigned exclusive = inclusive - packed;
-#pragma unroll
-    for (int i = 0; i < 3 && u0 + i < kN; ++i) {
-      const unsigned total = (totals >> (10 * i)) & 1023u;
-      const long long seg_col = (seg + u0 + i) * kSegCols;
-      if (total == kSegCols) {
-        fill_consecutive<kSegCols>(sink.ids, sink.ranked, seg_col, sink.cap);
-      } else if (total != 0u) {
-        emit_ids(bits[u0 + i], sink.ranked + ((exclusive >> (10 * i)) & 1023u),
-                 seg_col + lane * 8, sink.cap, sink.ids);
-      }
-      sink.ranked += total;
+  const unsigned count = static_cast<unsigned>(__popcll(word));
+  const unsigned inclusive = warp_inclusive_sum(count, lane);
+  const unsigned total = __shfl_sync(kFullMask, inclusive, 31);
+  const long long first_col = seg * kSegCols;
+  if (total == kN * kSegCols) {
+    fill_consecutive<kN * kSegCols>(sink.ids, sink.ranked, first_col, sink.cap);
+  } else {
+    unsigned rank = sink.ranked + inclusive - count;
+    const int col = static_cast<int>(first_col) + static_cast<int>(8 * kN * lane) - 1;
+    while (word != 0ull && rank < sink.cap) {
+      sink.ids[rank++] = col + __ffsll(static_cast<long long>(word));
+      word &= word - 1ull;
     }
   }
+  sink.ranked += total;
 }
 
 // Pass 1: writes the mask bytes of segments [seg, seg_end) of a row and returns this lane's
@@ -540,6 +542,7 @@ __global__ void __launch_bounds__(kThreads, min_blocks(kThreads))
   constexpr unsigned kWarps = kThreads / 32;
   __shared__ unsigned warp_kept[kWarps];
   __shared__ int staged[kWarps > 1 ? kWarps - 1 : 1][kStagedIds];
+  __shared__ alignas(8) unsigned char group_bytes[kWarps][kMaxGroupBytes];
   const unsigned lane = threadIdx.x & 31u;
   const unsigned warp = threadIdx.x >> 5;
   const long long row = blockIdx.x;
@@ -553,8 +556,9 @@ __global__ void __launch_bounds__(kThreads, min_blocks(kThreads))
     return;
   }
   const unsigned w = static_cast<unsigned>(width);
-  IdSink sink = warp == 0u ? IdSink{row_ids, w, 0u}
-                           : IdSink{staged[warp - 1], w < kStagedIds ? w : kStagedIds, 0u};
+  IdSink sink = warp == 0u ? IdSink{row_ids, group_bytes[warp], w, 0u}
+                           : IdSink{staged[warp - 1], group_bytes[warp],
+                                    w < kStagedIds ? w : kStagedIds, 0u};
   const long long num_segs = (num_cols + kSegCols - 1) / kSegCols;
   long long seg_begin, seg_end;
   const long long per_warp = (num_segs + kWarps - 1) / kWarps;

@@ -32,9 +32,10 @@ Design (the one every GPU backend of masks follows):
   last block resets. One launch, not two: on the H200 the two-launch form (counts through
   scratch, then ranking) cost 1-2 us more device time at R=4..64 and ~5 us more host dispatch.
 * ``fused`` (many rows): one block per row, warp k streams the k-th equal range of the row and
-  ranks its ids as it goes (``rank_bytes``: per group of segments, one shuffle scan of the
-  lanes' byte popcounts per three segments; a group whose kept columns lie in one lane needs
-  none): warp 0, whose first rank is 0, writes straight into the row's ids, the others into
+  ranks its ids as it goes (``rank_bytes``: a group with kept columns passes its mask bytes
+  through shared memory so that each lane holds 8 consecutive bytes, then one shuffle scan of
+  the lanes' popcounts and one loop over each lane's bits): warp 0, whose first rank is 0,
+  writes straight into the row's ids, the others into
   256 slots each of shared memory. One barrier exchanges the warp counts, then each warp copies
   its staged ids into place, or ranks its range from the mask (pass 2) when it needs more than
   it staged. One launch. Ranking after the barrier was the tail of a wave of rows: on the H200
@@ -42,10 +43,15 @@ Design (the one every GPU backend of masks follows):
   against skipping it); ranking during pass 1 took 3-7% off the whole call at R=256 and 7-8%
   at R=512 and 1024 on bf16 rows of 2048 ids, where keeping the mask in shared memory for
   pass 2 gained nothing, and loading the next group before ranking one cost up to 5% on bf16
-  and 35% on fp32 (it spilled registers). Writing the row's -1 padding before pass 1 (over
-  the loads, one more barrier) rather than after the barrier moved sparse bf16 rows at R = 256
-  and 512 by -1.3 to +2.4% and made dense and full ones 0.5-1.8% slower (results/
-  h200-2026-12-01-s7 run 2).
+  and 35% on fp32 (it spilled registers; without spills, 4-12% on bf16: results/
+  h200-2026-12-01-s9 run 3). Writing the row's -1 padding before pass 1 (over the loads, one
+  more barrier) rather than after the barrier moved sparse bf16 rows at R = 256 and 512 by
+  -1.3 to +2.4% and made dense and full ones 0.5-1.8% slower (results/h200-2026-12-01-s7
+  run 2). Ranking is what costs at one wave: bf16 rows of 2048 ids at R = 256, V = 128256
+  ran 10.0 M instructions against 5.2 M for full rows (Nsight Compute), and pass 1 without
+  ranking reached 84% of the copy ceiling against 73% (s9 runs 2 and 4). The previous ranking
+  (three scans of 10-bit fields and a bit loop per segment, ~330 instructions a dense bf16
+  group) took 4-6% longer than the regrouped one on dense bf16 rows (s9 run 5).
 * ``auto`` picks ``fused`` from about two waves of row blocks on, using the SM count read once
   per device.
 

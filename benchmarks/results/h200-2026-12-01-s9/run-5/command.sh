@@ -1,0 +1,14 @@
+# Run 5 (session 2026-12-01-s9): CuPy rank_bytes regrouped through shared memory (a group's mask
+# bytes in mask order, lane l taking 8 * kN consecutive columns: one shuffle scan and one bit
+# loop per group instead of three scans and a loop per segment), .ab/tr, against the committed
+# package, .ab/ta. First the CuPy GPU tests and the conformance suite's CuPy cases on tr, then
+# `cupy` (auto) over R = 1/4/16/256/512/1024, every V, fp32 and bf16, every support, two rounds.
+S=$OUT/run-5; mkdir -p $S; cp .ab/s9run5.sh $S/command.sh
+(cd .ab/tr && PYTHONPATH=/tmp/site:$PWD timeout 200 python3 -m pytest -q -p no:cacheprovider tests/test_cupy_backend.py tests/test_conformance.py -k cupy > $S/pytest-tr.log 2>&1; echo "pytest rc $?" >> $S/env.txt); tail -n 3 $S/pytest-tr.log
+run() { (cd .ab/$1 && python3 -c "from masks.compare import code_fingerprint; print('$2 code_sha256', code_fingerprint())" >> $S/env.txt
+   s=$SECONDS; PYTHONPATH=/tmp/site:$PWD timeout 130 python3 -m masks compare --backends cupy --num-reqs 1,4,16,256,512,1024 --vocab 128256,151936,262144 --dtypes bf16,fp32 --budget-ms 20 --time-limit-s 115 --no-progress --out-dir $S/$2 > $S/$2.txt 2>&1; echo "$2 rc $? $((SECONDS-s)) s" >> $S/times.txt); }
+for round in 1 2; do run ta ta-$round; run tr tr-$round; done
+for round in 1 2; do python3 benchmarks/ab_table.py $S/ta-$round/compare.json $S/tr-$round/compare.json > $S/ab-$round-tr.md; done
+rm -f $S/*/*.png; tar -czf $OUT/s.tgz -C $OUT run-5
+cat $S/times.txt $S/env.txt; grep -h "mismatch\|rror" $S/t*.txt | head; for f in $S/ab-*.md; do echo $f; tail -n 3 $f; done
+grep -h "| cupy | \(256\|512\) " $S/ab-1-tr.md | grep -v 262144 | head -40; grep -h "| cupy | \(1\|4\|16\) " $S/ab-1-tr.md | grep 151936 | grep float32
