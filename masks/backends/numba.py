@@ -39,11 +39,14 @@ Kernels (the layout of masks/backends/compact.cu, whose design notes are in cupy
        wave of rows, R = 256 on the H200, pass 2 was the kernel's tail). The ranking's
        arithmetic is uint32 throughout: the first port, in numba's default int64, compiled
        pass 1's loop to ~2500 instructions per group of 8 loads against CUDA C's ~840 and made
-       bf16 rows 12-13% slower (results/h200-2026-12-01-s4, run 8); in 32 bits bf16's loop is
-       808 instructions and fp32's 495 (CUDA C: 840 and 464; ptxas 13.0, sm_90). Writing the -1
-       padding before pass 1 rather than after the barrier made sparse bf16 rows 1-2% faster
-       and dense and full ones 0.2-1.9% slower at R = 256 and 512: results/h200-2026-12-01-s7
-       run 2.
+       bf16 rows 12-13% slower (results/h200-2026-12-01-s4, run 8); in 32 bits bf16's loop was
+       808 instructions and fp32's 495 (CUDA C: 840 and 464; ptxas 13.0, sm_90). A group's
+       mask bytes now pass through the warp's shared bytes so that each lane ranks 8 * count
+       consecutive columns with one scan (CUDA C's regrouping): 388 and 296 instructions, and
+       dense bf16 rows 3-6% faster at R = 256 and 512 (results/h200-2026-12-01-s9 run 6).
+       Writing the -1 padding before pass 1 rather than after the barrier made sparse bf16 rows
+       1-2% faster and dense and full ones 0.2-1.9% slower at R = 256 and 512: results/
+       h200-2026-12-01-s7 run 2.
     ``fused`` runs one block of FUSED_THREADS per row. ``split`` (few rows: R = 1 must fill
     the GPU) runs tiles of SPLIT_THREADS / 32 units, grid = rows x tiles (`split_tiling`), in
     one launch, not two: at R = 1..16 a second launch cost ~1-2 us of device time and ~6 us of
@@ -171,6 +174,9 @@ simulator-safe forms use them)."""
 STAGED_IDS = 256
 """``fused``: ids a warp other than the first ranks into shared memory during pass 1 (CUDA C's
 ``kStagedIds``); a warp that needs more ranks them from the mask after the barrier."""
+REGROUP_BYTES = 8 * 32
+"""``fused``: shared bytes per warp through which `_rank_bytes` regroups a group's mask bytes
+(8 segments at most; CUDA C's ``kMaxGroupBytes``)."""
 
 _FLOATS = {  # dtype: (itemsize, exponent field)
     torch.float32: (4, 0x7F800000),
@@ -185,16 +191,25 @@ _NUMBA_COUNTS = {torch.int32: types.int32, torch.int64: types.int64}
 _FULL = 0xFFFFFFFF
 
 
+def regroup_offset(warps: int) -> int:
+    """``fused``: the byte offset in dynamic shared memory of the warps' `REGROUP_BYTES` each,
+    after 2 words per warp (counts), the scan slots and the staged ids (8-byte aligned)."""
+    return -(-4 * (warps * (2 + SCAN_SLOTS) + STAGED_IDS * (warps - 1)) // 8) * 8
+
+
 def shared_bytes(threads: int, staged: bool = False) -> int:
     """Dynamic shared memory of a kernel: 2 words per warp (counts), then scan slots, then
-    (``staged``: ``fused``) `STAGED_IDS` ids for each warp but the first.
+    (``staged``: ``fused``) `STAGED_IDS` ids for each warp but the first and `REGROUP_BYTES` for
+    each warp.
 
     Dynamic (one buffer carved by slices) rather than static arrays because the simulator
     allocates static shared arrays lazily per call site without a lock, so two of a block's
     threads can race and get private copies.
     """
     warps = threads // 32
-    return 4 * (warps * (2 + SCAN_SLOTS) + (STAGED_IDS * (warps - 1) if staged else 0))
+    if staged:
+        return regroup_offset(warps) + REGROUP_BYTES * warps
+    return 4 * warps * (2 + SCAN_SLOTS)
 
 
 def _jit_kernel(function, threads: int):
@@ -471,74 +486,76 @@ def _sink_ids(word, rank, col, cap, sink):
 
 
 @cuda.jit(device=True)
-def _sink_segment(rank, col, cap, sink, lane):
-    """Warp call, 32-bit `_fill_consecutive` of one full segment: ``sink[rank + i] = col + i``
-    for i < SEGMENT and rank + i < cap, one coalesced store per lane and 32 slots."""
+def _sink_run(rank, col, cols, cap, sink, lane):
+    """Warp call, 32-bit `_fill_consecutive` of a run of kept columns: ``sink[rank + i] = col +
+    i`` for i < ``cols`` and rank + i < cap, one coalesced store per lane and 32 slots."""
     i = lane
-    while i < types.uint32(SEGMENT) and types.uint32(rank + i) < cap:
+    while i < cols and types.uint32(rank + i) < cap:
         sink[types.uint32(rank + i)] = types.int32(col + i)
         i = types.uint32(i + types.uint32(32))
 
 
 def _rank_bytes(count: int):
-    """``rank_bytes(bits, seg_col, lane, sink, cap, ranked, scan)``, CUDA C's ``rank_bytes<count>``
-    (a compile-time ``count``): warp call of ``fused``'s pass 1 ranking this lane's mask bytes
-    ``bits[:count]`` (uint32) of the ``count`` segments from column ``seg_col`` in column order,
-    writing their ids to ``sink[rank]`` for ranks < ``cap``; ``ranked`` = the warp's kept
-    columns before them (warp-uniform). Returns ``ranked`` plus the group's kept columns (only
-    values < cap matter). All arithmetic is uint32 (numba widens Python ints to int64: 64-bit
-    ranks tripled the loop).
+    """``rank_bytes(bits, seg_col, lane, sink, cap, ranked, scan, regroup, at)``, CUDA C's
+    ``rank_bytes<count>`` (a compile-time ``count``): warp call of ``fused``'s pass 1 ranking
+    this lane's mask bytes ``bits[:count]`` (uint32) of the ``count`` segments from column
+    ``seg_col`` in column order, writing their ids to ``sink[rank]`` for ranks < ``cap``;
+    ``ranked`` = the warp's kept columns before them (warp-uniform). Returns ``ranked`` plus
+    the group's kept columns (only values < cap matter). All arithmetic is uint32 (numba widens
+    Python ints to int64: 64-bit ranks tripled the loop).
 
-    A group with no kept column costs one ballot, one whose kept columns all lie in one lane no
-    scan; otherwise the popcounts of three segments share one `warp_scan` (10-bit fields: a
-    segment keeps at most 256 columns), and a full segment is written as consecutive ids with
-    coalesced stores.
+    A group with no kept column costs one ballot. Otherwise its bytes go through the warp's
+    shared bytes from byte ``at`` of ``regroup`` (a tuple of uint8, uint32 and uint64 views of
+    the same memory) in mask order, so that lane l reads bytes ``count * l ..``: ``8 * count``
+    consecutive columns, ranked by one `warp_scan` of the lanes' popcounts and written bit by
+    bit (a group whose columns are all kept as consecutive ids with coalesced stores).
     """
-    one = types.uint32(1)
-    field = types.uint32(1023)
+    run = types.uint32(count * SEGMENT)
+    lane_cols = types.uint32(8 * count)
 
     @cuda.jit(device=True)
-    def rank_bytes(bits, seg_col, lane, sink, cap, ranked, scan):
+    def rank_bytes(bits, seg_col, lane, sink, cap, ranked, scan, regroup, at):
         if ranked >= cap:
             return ranked
         any_kept = types.uint32(0)
         for u in range(count):
             any_kept = types.uint32(any_kept | bits[u])
-        lanes = warp_ballot(any_kept != types.uint32(0), lane, scan)
-        if lanes == types.uint32(0):
+        if warp_ballot(any_kept != types.uint32(0), lane, scan) == types.uint32(0):
             return ranked
-        col = types.uint32(seg_col + types.uint32(8) * lane)
-        if types.uint32(lanes & types.uint32(lanes - one)) == types.uint32(0):  # one lane
-            rank = ranked
-            if any_kept != types.uint32(0):
-                for u in range(count):
-                    u_col = types.uint32(col + types.uint32(SEGMENT * u))
-                    _sink_ids(bits[u], rank, u_col, cap, sink)
-                    rank = types.uint32(rank + types.uint32(cuda.popc(bits[u])))
-            return warp_broadcast(rank, types.uint32(cuda.ffs(lanes) - one), lane, scan)
-        before = types.uint32(0)
-        totals = types.uint32(0)
-        for u in range(count):
-            if u % 3 == 0:  # a scan for segments u .. u + 2
-                packed = types.uint32(0)
-                for i in range(3):
-                    if u + i < count:
-                        popc = types.uint32(cuda.popc(bits[u + i]))
-                        packed = types.uint32(packed | (popc << types.uint32(10 * i)))
-                exclusive, inclusive_total = warp_scan(packed, lane, scan)
-                before = types.uint32(exclusive)
-                totals = types.uint32(inclusive_total)
-            shift = types.uint32(10 * (u % 3))
-            total = types.uint32(types.uint32(totals >> shift) & field)
-            if total == types.uint32(SEGMENT):
-                u_col = types.uint32(seg_col + types.uint32(SEGMENT * u))
-                _sink_segment(ranked, u_col, cap, sink, lane)
-            elif total != types.uint32(0):
-                rank = types.uint32(ranked + types.uint32(types.uint32(before >> shift) & field))
-                u_col = types.uint32(col + types.uint32(SEGMENT * u))
-                _sink_ids(bits[u], rank, u_col, cap, sink)
-            ranked = types.uint32(ranked + total)
-        return ranked
+        high = types.uint32(0)
+        if count == 1:
+            low = bits[0]
+        else:
+            bytes8, bytes32, bytes64 = regroup
+            for u in range(count):
+                bytes8[at + 32 * u + lane] = types.uint8(bits[u])
+            sync_warp()
+            if count == 8:
+                word = bytes64[(at >> 3) + lane]
+                low = types.uint32(word & types.uint64(0xFFFFFFFF))
+                high = types.uint32(word >> types.uint64(32))
+            elif count == 4:
+                low = bytes32[(at >> 2) + lane]
+            else:  # 2: fp64
+                first = at + 2 * lane
+                low = types.uint32(bytes8[first]) | types.uint32(
+                    types.uint32(bytes8[first + 1]) << types.uint32(8)
+                )
+            sync_warp()  # read before the next group's bytes overwrite them
+        low_kept = types.uint32(cuda.popc(low))
+        kept = types.uint32(low_kept + types.uint32(cuda.popc(high)))
+        before, total = warp_scan(kept, lane, scan)
+        total = types.uint32(total)
+        if total == run:
+            _sink_run(ranked, seg_col, run, cap, sink, lane)
+        else:
+            rank = types.uint32(ranked + types.uint32(before))
+            col = types.uint32(seg_col + lane_cols * lane)
+            _sink_ids(low, rank, col, cap, sink)
+            if count == 8:  # two 32-bit halves: the simulator's ffs is 32-bit
+                rank = types.uint32(rank + low_kept)
+                _sink_ids(high, rank, types.uint32(col + types.uint32(32)), cap, sink)
+        return types.uint32(ranked + total)
 
     return rank_bytes
 
@@ -828,12 +845,13 @@ def _dtype_kernels(itemsize: int) -> dict:
         @cuda.jit(device=True)
         def stream_mask(
             logits, logits64, wide, row_offset, col_stride, vocab, exponent, mask, mask_row, seg,
-            end, sink, cap, scan,
+            end, sink, cap, scan, regroup, at,
         ):  # fmt: skip
             """Warp call: the row's mask bytes of segments ``[seg, end)``; returns the lane's kept
             count. With ``ranking`` the warp's kept columns are also written, in column order,
-            to ``sink[rank]`` for ranks < ``cap``; without it ``sink`` and ``cap`` are unused:
-            no barrier, no cross-lane traffic.
+            to ``sink[rank]`` for ranks < ``cap`` (through the warp's shared bytes from ``at`` of
+            ``regroup``: `_rank_bytes`); without it ``sink``, ``cap``, ``regroup`` and ``at``
+            are unused: no barrier, no cross-lane traffic.
 
             Whole groups of ``unroll`` segments in the row (wide rows): one straight run of
             LOADS wide loads each. The rest (the row's end, units shorter than a group, strided
@@ -862,7 +880,9 @@ def _dtype_kernels(itemsize: int) -> dict:
                         kept += cuda.popc(bits[u])
                     if ranking:
                         seg_col = types.uint32(types.uint32(seg) * types.uint32(SEGMENT))
-                        ranked = rank_group(bits, seg_col, lane32, sink, cap, ranked, scan)
+                        ranked = rank_group(
+                            bits, seg_col, lane32, sink, cap, ranked, scan, regroup, at
+                        )
                     seg += unroll
             q = cuda.local.array(tail_words, types.uint64)  # this segment's words, the next's
             byte = cuda.local.array(1, types.uint32)
@@ -878,7 +898,9 @@ def _dtype_kernels(itemsize: int) -> dict:
                     kept += cuda.popc(byte[0])
                 if ranking:
                     seg_col = types.uint32(types.uint32(seg) * types.uint32(SEGMENT))
-                    ranked = rank_segment(byte, seg_col, lane32, sink, cap, ranked, scan)
+                    ranked = rank_segment(
+                        byte, seg_col, lane32, sink, cap, ranked, scan, regroup, at
+                    )
                 for i in range(itemsize):
                     q[i] = q[itemsize + i]
                 seg += 1
@@ -888,6 +910,7 @@ def _dtype_kernels(itemsize: int) -> dict:
 
     stream_mask = make_stream_mask(ranking=False)
     stream_mask_ranked = make_stream_mask(ranking=True)
+    regroup_at = regroup_offset(FUSED_THREADS // 32)  # a compile-time constant of `fused`
 
     def fused(
         logits, logits64, row_stride, col_stride, exponent, wide, num_sampled, has_num_sampled,
@@ -928,9 +951,15 @@ def _dtype_kernels(itemsize: int) -> dict:
         else:
             sink = pointer_at(shared, staged_at)
             cap = types.uint32(min(width, STAGED_IDS))
+        regroup = (
+            cuda.shared.array(0, types.uint8),
+            cuda.shared.array(0, types.uint32),
+            cuda.shared.array(0, types.uint64),
+        )
         kept = stream_mask_ranked(
             logits, logits64, wide, row * row_stride, col_stride, vocab, exponent, mask,
-            mask_row, seg, end, sink, cap, scan,
+            mask_row, seg, end, sink, cap, scan, regroup,
+            regroup_at + REGROUP_BYTES * warp,
         )  # fmt: skip
         count = warp_scan(kept, lane, scan)[1]
         if lane == 0:
@@ -970,7 +999,7 @@ def _dtype_kernels(itemsize: int) -> dict:
         else:
             kept = stream_mask(
                 logits, logits64, wide, row * row_stride, col_stride, vocab, exponent, mask,
-                mask_row, seg, end, mask, types.uint32(0), scan,  # no ranking: no sink
+                mask_row, seg, end, mask, types.uint32(0), scan, (mask,), 0,  # no ranking
             )  # fmt: skip
         return warp_scan(kept, lane, scan)[1]
 
