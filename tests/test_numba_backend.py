@@ -1,6 +1,6 @@
-"""Numba backend specifics: the simulator-safe warp scan, ballot and broadcast, ``fused``'s staged
-ids at their limit, launch geometry, dispatch caching, and the GPU compilation of every kernel
-signature.
+"""Numba backend specifics: the simulator-safe warp scan and ballot, ``fused``'s staged ids at
+their limit and its regrouped ranking for every group width, launch geometry, dispatch caching,
+and the GPU compilation of every kernel signature.
 
 Run under the simulator (``NUMBA_ENABLE_CUDASIM=1``) on CPU-only machines; the GPU-marked tests
 compare the shuffle forms with their simulator-safe equivalents, the plans, and ``split`` on
@@ -35,16 +35,25 @@ DEVICE = "cuda" if HAS_GPU else "cpu"
 warp_scan_shuffle, warp_scan_shared = nb.warp_scan_shuffle, nb.warp_scan_shared
 
 
-def test_launch_override_takes_whole_warps_only(monkeypatch) -> None:
+def test_launch_override_takes_whole_warps_and_whole_groups_only(monkeypatch) -> None:
     """Block sizes from MASKS_NUMBA_LAUNCH are 32..1024 whole warps (`_warp_prefix` reads one
-    warp count per lane); the simulator ignores the override."""
+    warp count per lane) and LOADS is 8 or 16 (`_rank_bytes` ranks groups of 1, 2, 4 or 8
+    segments); the simulator ignores the override."""
     monkeypatch.setenv("MASKS_NUMBA_LAUNCH", "256,64,8")
     assert nb.launch_constants(simulated=False) == (256, 64, 8)
     assert nb.launch_constants(simulated=True) == (64, 64, 16)
-    for bad in ("512,48,16", "2048,128,16", "16,128,16"):
+    for bad, reason in [
+        ("512,48,16", "whole warps"),
+        ("2048,128,16", "whole warps"),
+        ("16,128,16", "whole warps"),
+        ("512,128,32", "LOADS"),
+        ("512,128,4", "LOADS"),
+    ]:
         monkeypatch.setenv("MASKS_NUMBA_LAUNCH", bad)
-        with pytest.raises(ValueError, match="whole warps"):
+        with pytest.raises(ValueError, match=reason):
             nb.launch_constants(simulated=False)
+    with pytest.raises(ValueError, match="groups of 1, 2, 4 or 8"):
+        nb._rank_bytes(16)
 
 
 def _scan_kernel(values, use_shuffle, before, total):
@@ -102,47 +111,40 @@ def test_shuffle_scan_matches_simulator_safe_scan() -> None:
     np.testing.assert_array_equal(shared, shuffle)
 
 
-def _vote_kernel(values, use_shuffle, lanes, broadcast):
-    """``lanes[i]`` = the warp ballot of ``values & 1`` and ``broadcast[i]`` = the value of lane
-    ``values[warp's first] % 32`` at thread i."""
+def _vote_kernel(values, use_shuffle, lanes):
+    """``lanes[i]`` = the warp ballot of ``values & 1`` at thread i."""
     tid = cuda.threadIdx.x
     i = cuda.blockIdx.x * cuda.blockDim.x + tid
     warp = tid // 32
     scratch = cuda.shared.array(0, types.int32)[32 * warp : 32 * warp + 32]
-    source = types.uint32(values[i - tid % 32] % 32)
     if use_shuffle:
         lanes[i] = nb.warp_ballot_shuffle(values[i] % 2 == 1, tid % 32, scratch)
-        broadcast[i] = nb.warp_broadcast_shuffle(values[i], source, tid % 32, scratch)
     else:
         lanes[i] = nb.warp_ballot_shared(values[i] % 2 == 1, tid % 32, scratch)
-        broadcast[i] = nb.warp_broadcast_shared(values[i], source, tid % 32, scratch)
 
 
 def _run_vote(use_shuffle: bool, blocks: int = 3, seed: int = 0):
-    """(got, want): each an array of (ballot, broadcast) per thread."""
+    """(got, want): each an array of the ballot per thread."""
     threads = nb.SPLIT_THREADS
     rng = np.random.default_rng(seed)
     values = rng.integers(0, 10**6, blocks * threads).astype(np.int64)
     values[:32] = 2 * values[:32] + 1  # a full ballot
     values[32:64] = 2 * values[32:64]  # an empty one
-    groups = values.reshape(-1, 32)
-    ballots = ((groups % 2) << np.arange(32)).sum(1).repeat(32)
-    sources = groups[np.arange(len(groups)), groups[:, 0] % 32].repeat(32)
-    want = np.stack([ballots, sources])
-    outputs = (np.zeros(blocks * threads, dtype=np.uint32), np.zeros(blocks * threads, np.uint32))
-    got = _run_warp_kernel(_vote_kernel, blocks, values, use_shuffle, *outputs)
-    return np.stack(got).astype(np.int64), want
+    want = ((values.reshape(-1, 32) % 2) << np.arange(32)).sum(1).repeat(32)
+    outputs = (np.zeros(blocks * threads, dtype=np.uint32),)
+    (got,) = _run_warp_kernel(_vote_kernel, blocks, values, use_shuffle, *outputs)
+    return got.astype(np.int64), want
 
 
 @needs_kernels
-def test_simulator_safe_ballot_and_broadcast() -> None:
+def test_simulator_safe_ballot() -> None:
     got, want = _run_vote(use_shuffle=False)
     np.testing.assert_array_equal(got, want)
 
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not HAS_GPU, reason="needs a CUDA GPU (outside the simulator)")
-def test_shuffle_ballot_and_broadcast_match_simulator_safe_ones() -> None:
+def test_shuffle_ballot_matches_simulator_safe_ballot() -> None:
     shuffle, want = _run_vote(use_shuffle=True, blocks=64, seed=1)
     shared, _ = _run_vote(use_shuffle=False, blocks=64, seed=1)
     np.testing.assert_array_equal(shuffle, want)
@@ -219,6 +221,29 @@ def test_fused_staged_ids_at_their_limit(dtype: torch.dtype) -> None:
         want = SamplingMask.empty(len(late_counts), vocab, width)
         reference.compact(logits, None, want)
         got = SamplingMask.empty(len(late_counts), vocab, width, device=DEVICE)
+        nb.compact(logits.to(DEVICE), None, got, "fused")
+        assert_masks_equal(got, want)
+
+
+@needs_kernels
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32, torch.float64])
+def test_fused_regroups_every_group_width(dtype: torch.dtype) -> None:
+    """Pass 1's regrouped ranking (`_rank_bytes`) for groups of 8 (16-bit), 4 (fp32) and 2
+    (fp64) segments in every warp: one whole group per warp (V = warps x group), a full row
+    (the consecutive-ids path), a row with holes at 33 and V/2 + 33 (a lane's upper 32 columns
+    in 16-bit groups) and a row whose first half keeps no column; W cuts inside warp 0's group
+    and where the later warps stage at most STAGED_IDS ids."""
+    warps = nb.FUSED_THREADS // 32
+    vocab = warps * (nb.LOADS // dtype.itemsize) * nb.SEGMENT
+    half = vocab // 2
+    logits = torch.full((3, vocab), float("-inf"), dtype=dtype)
+    logits[:2] = 1.0
+    logits[1, [33, half + 33]] = float("-inf")
+    logits[2, [half + 1, half + 33, half + 64, vocab - 1]] = 2.0
+    for width in (0, 40, half + 40, vocab):
+        want = SamplingMask.empty(3, vocab, width)
+        reference.compact(logits, None, want)
+        got = SamplingMask.empty(3, vocab, width, device=DEVICE)
         nb.compact(logits.to(DEVICE), None, got, "fused")
         assert_masks_equal(got, want)
 

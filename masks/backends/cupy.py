@@ -32,11 +32,11 @@ Design (the one every GPU backend of masks follows):
   last block resets. One launch, not two: on the H200 the two-launch form (counts through
   scratch, then ranking) cost 1-2 us more device time at R=4..64 and ~5 us more host dispatch.
 * ``fused`` (many rows): one block per row, warp k streams the k-th equal range of the row and
-  ranks its ids as it goes (``rank_bytes``: a group with kept columns passes its mask bytes
-  through shared memory so that each lane holds 8 consecutive bytes, then one shuffle scan of
-  the lanes' popcounts and one loop over each lane's bits): warp 0, whose first rank is 0,
-  writes straight into the row's ids, the others into
-  256 slots each of shared memory. One barrier exchanges the warp counts, then each warp copies
+  ranks its ids as it goes (``rank_bytes``: a group of kN segments with kept columns passes
+  its mask bytes through shared memory so that each lane holds kN consecutive bytes, 8 * kN
+  columns, then one shuffle scan of the lanes' popcounts and one loop over each lane's bits):
+  warp 0, whose first rank is 0, writes straight into the row's ids, the others into 256 slots
+  each of shared memory. One barrier exchanges the warp counts, then each warp copies
   its staged ids into place, or ranks its range from the mask (pass 2) when it needs more than
   it staged. One launch. Ranking after the barrier was the tail of a wave of rows: on the H200
   (results/h200-2026-12-01-s4) it cost 2-4 us at R=256 and 8 us at R=512 (bf16, V=128256,
@@ -51,7 +51,9 @@ Design (the one every GPU backend of masks follows):
   ran 10.0 M instructions against 5.2 M for full rows (Nsight Compute), and pass 1 without
   ranking reached 84% of the copy ceiling against 73% (s9 runs 2 and 4). The previous ranking
   (three scans of 10-bit fields and a bit loop per segment, ~330 instructions a dense bf16
-  group) took 4-6% longer than the regrouped one on dense bf16 rows (s9 run 5).
+  group, with a shortcut without scan for a group whose kept columns lay in one lane that had
+  made sparse rows 1.3% faster) took 4-6% longer than the regrouped one on dense bf16 rows and
+  1-4% longer on sparse ones (s9 run 5).
 * ``auto`` picks ``fused`` from about two waves of row blocks on, using the SM count read once
   per device.
 

@@ -41,9 +41,10 @@ Kernels (the layout of masks/backends/compact.cu, whose design notes are in cupy
        pass 1's loop to ~2500 instructions per group of 8 loads against CUDA C's ~840 and made
        bf16 rows 12-13% slower (results/h200-2026-12-01-s4, run 8); in 32 bits bf16's loop was
        808 instructions and fp32's 495 (CUDA C: 840 and 464; ptxas 13.0, sm_90). A group's
-       mask bytes now pass through the warp's shared bytes so that each lane ranks 8 * count
-       consecutive columns with one scan (CUDA C's regrouping): 388 and 296 instructions, and
-       dense bf16 rows 3-6% faster at R = 256 and 512 (results/h200-2026-12-01-s9 run 6).
+       mask bytes now pass through the warp's shared bytes so that each lane ranks consecutive
+       columns (64 for 16-bit dtypes, 32 for fp32) with one scan, as CUDA C's do: 388 and 296
+       instructions, and dense bf16 rows 3-5% faster at R = 256 and 512 (results/
+       h200-2026-12-01-s9 run 6).
        Writing the -1 padding before pass 1 rather than after the barrier made sparse bf16 rows
        1-2% faster and dense and full ones 0.2-1.9% slower at R = 256 and 512: results/
        h200-2026-12-01-s7 run 2.
@@ -91,7 +92,7 @@ Simulator (NUMBA_ENABLE_CUDASIM=1, for CI without a GPU)
     indexed with the same element offsets as the pointers; the uint64 view starts at the same
     address). The simulator runs one block at a time with a Python thread per GPU thread and
     has no votes, shuffles or warp barrier, so `launch_constants` picks small blocks there and
-    the warp intrinsics (`warp_scan`, `warp_ballot`, `warp_broadcast`) resolve to their
+    the warp intrinsics (`warp_scan`, `warp_ballot`) resolve to their
     ``_shared`` forms (the warp's shared slots and two `sync_warp` barriers, a
     ``threading.Barrier`` of the warp's 32 Python threads), whose equivalence to the shuffle
     forms is tested on the GPU (tests/test_numba_backend.py). A warp's calls only need the same
@@ -137,7 +138,7 @@ def launch_constants(simulated: bool) -> tuple[int, int, int]:
 
     GPU: 512 threads per fused block, 128 per split tile (the CuPy kernels' tuning on the
     H200) and 16 words (128 bytes per lane), overridable for tuning sweeps with
-    ``MASKS_NUMBA_LAUNCH="FUSED,SPLIT,LOADS"`` (read once at import; powers of two).
+    ``MASKS_NUMBA_LAUNCH="FUSED,SPLIT,LOADS"`` (read once at import; LOADS 8 or 16).
     Simulator: two warps per block (so the cross-warp paths run), since every simulated
     thread is a Python thread (~0.2 ms per element: keep inputs small).
     """
@@ -149,6 +150,8 @@ def launch_constants(simulated: bool) -> tuple[int, int, int]:
             raise ValueError(
                 f"MASKS_NUMBA_LAUNCH: block sizes are 32..1024 whole warps, got {threads}"
             )
+    if loads not in (8, 16):  # groups of 1-8 segments for every dtype (`_rank_bytes`)
+        raise ValueError(f"MASKS_NUMBA_LAUNCH: LOADS is 8 or 16, got {loads}")
     return fused, split, loads
 
 
@@ -169,7 +172,7 @@ one load round trip; simulator: one, so that small rows reach the next batch).""
 RANK_WORDS = FUSED_LANE_WORDS * RANK_STEPS
 """Pass 2: 32-bit mask words a lane holds per batch of steps."""
 SCAN_SLOTS = 32 if SIMULATED else 0
-"""Shared words per warp of `warp_scan`, `warp_ballot` and `warp_broadcast` (only their
+"""Shared words per warp of `warp_scan` and `warp_ballot` (only their
 simulator-safe forms use them)."""
 STAGED_IDS = 256
 """``fused``: ids a warp other than the first ranks into shared memory during pass 1 (CUDA C's
@@ -311,36 +314,10 @@ def warp_ballot_shared(predicate, lane, scratch):
     return types.uint32(lanes)
 
 
-@cuda.jit(device=True)
-def warp_broadcast_shuffle(value, source, lane, scratch):
-    """Lane ``source``'s uint32 ``value`` in every lane (``__shfl_sync``)."""
-    return types.uint32(cuda.shfl_sync(_FULL, types.int32(value), source))
-
-
-@cuda.jit(device=True)
-def warp_broadcast_shared(value, source, lane, scratch):
-    """Simulator-safe `warp_broadcast_shuffle` through the warp's shared ``scratch`` slots (int32:
-    ``value`` < 2**31, as every rank is)."""
-    if lane == source:
-        scratch[0] = value
-    sync_warp()
-    broadcast = types.uint32(scratch[0])
-    sync_warp()
-    return broadcast
-
-
 if SIMULATED:
-    warp_scan, warp_ballot, warp_broadcast = (
-        warp_scan_shared,
-        warp_ballot_shared,
-        warp_broadcast_shared,
-    )
+    warp_scan, warp_ballot = warp_scan_shared, warp_ballot_shared
 else:
-    warp_scan, warp_ballot, warp_broadcast = (
-        warp_scan_shuffle,
-        warp_ballot_shuffle,
-        warp_broadcast_shuffle,
-    )
+    warp_scan, warp_ballot = warp_scan_shuffle, warp_ballot_shuffle
 
 
 def _vector_load(instruction: str, element: types.Integer, count: int):
@@ -504,12 +481,15 @@ def _rank_bytes(count: int):
     the group's kept columns (only values < cap matter). All arithmetic is uint32 (numba widens
     Python ints to int64: 64-bit ranks tripled the loop).
 
-    A group with no kept column costs one ballot. Otherwise its bytes go through the warp's
-    shared bytes from byte ``at`` of ``regroup`` (a tuple of uint8, uint32 and uint64 views of
-    the same memory) in mask order, so that lane l reads bytes ``count * l ..``: ``8 * count``
-    consecutive columns, ranked by one `warp_scan` of the lanes' popcounts and written bit by
-    bit (a group whose columns are all kept as consecutive ids with coalesced stores).
+    A group with no kept column costs one ballot. Otherwise (``count`` > 1) its bytes go
+    through the warp's shared bytes from byte ``at`` of ``regroup`` (a tuple of uint8, uint32
+    and uint64 views of the same memory) in mask order, so that lane l reads bytes ``count *
+    l ..``: ``8 * count`` consecutive columns (a single segment's lane already holds its 8),
+    ranked by one `warp_scan` of the lanes' popcounts and written bit by bit (a group whose
+    columns are all kept as consecutive ids with coalesced stores).
     """
+    if count not in (1, 2, 4, 8):  # a lane's bytes are read as one 8-, 16-, 32- or 64-bit word
+        raise ValueError(f"groups of 1, 2, 4 or 8 segments, not {count}")
     run = types.uint32(count * SEGMENT)
     lane_cols = types.uint32(8 * count)
 
@@ -536,7 +516,7 @@ def _rank_bytes(count: int):
                 high = types.uint32(word >> types.uint64(32))
             elif count == 4:
                 low = bytes32[(at >> 2) + lane]
-            else:  # 2: fp64
+            elif count == 2:  # fp64
                 first = at + 2 * lane
                 low = types.uint32(bytes8[first]) | types.uint32(
                     types.uint32(bytes8[first + 1]) << types.uint32(8)
