@@ -96,21 +96,6 @@ def _run_scan(use_shuffle: bool, blocks: int = 3, seed: int = 0):
     return np.stack(_run_warp_kernel(_scan_kernel, blocks, values, use_shuffle, *outputs)), want
 
 
-@needs_kernels
-def test_simulator_safe_scan_prefixes_and_totals() -> None:
-    got, want = _run_scan(use_shuffle=False)
-    np.testing.assert_array_equal(got, want)
-
-
-@pytest.mark.gpu
-@pytest.mark.skipif(not HAS_GPU, reason="needs a CUDA GPU (outside the simulator)")
-def test_shuffle_scan_matches_simulator_safe_scan() -> None:
-    shuffle, want = _run_scan(use_shuffle=True, blocks=64, seed=1)
-    shared, _ = _run_scan(use_shuffle=False, blocks=64, seed=1)
-    np.testing.assert_array_equal(shuffle, want)
-    np.testing.assert_array_equal(shared, shuffle)
-
-
 def _vote_kernel(values, use_shuffle, lanes):
     """``lanes[i]`` = the warp ballot of ``values & 1`` at thread i."""
     tid = cuda.threadIdx.x
@@ -136,17 +121,23 @@ def _run_vote(use_shuffle: bool, blocks: int = 3, seed: int = 0):
     return got.astype(np.int64), want
 
 
+WARP_INTRINSICS = [pytest.param(_run_scan, id="scan"), pytest.param(_run_vote, id="ballot")]
+"""Runners of the warp intrinsics' checks: (got, want) of the shuffle or simulator-safe form."""
+
+
 @needs_kernels
-def test_simulator_safe_ballot() -> None:
-    got, want = _run_vote(use_shuffle=False)
+@pytest.mark.parametrize("run", WARP_INTRINSICS)
+def test_simulator_safe_warp_intrinsic(run) -> None:
+    got, want = run(use_shuffle=False)
     np.testing.assert_array_equal(got, want)
 
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not HAS_GPU, reason="needs a CUDA GPU (outside the simulator)")
-def test_shuffle_ballot_matches_simulator_safe_ballot() -> None:
-    shuffle, want = _run_vote(use_shuffle=True, blocks=64, seed=1)
-    shared, _ = _run_vote(use_shuffle=False, blocks=64, seed=1)
+@pytest.mark.parametrize("run", WARP_INTRINSICS)
+def test_shuffle_form_matches_simulator_safe_form(run) -> None:
+    shuffle, want = run(use_shuffle=True, blocks=64, seed=1)
+    shared, _ = run(use_shuffle=False, blocks=64, seed=1)
     np.testing.assert_array_equal(shuffle, want)
     np.testing.assert_array_equal(shared, shuffle)
 
@@ -171,6 +162,17 @@ def test_geometry_split_fills_the_gpu_and_fused_takes_many_rows() -> None:
     assert nb.geometry(1, 100, "fused", sms).fused
 
 
+def _check_widths(logits, counts, widths, variant: str) -> None:
+    """``variant`` on ``logits`` (and ``counts``) equals the reference at every W in ``widths``."""
+    num_reqs, vocab = logits.shape
+    for width in widths:
+        want = SamplingMask.empty(num_reqs, vocab, width)
+        reference.compact(logits.cpu(), None if counts is None else counts.cpu(), want)
+        got = SamplingMask.empty(num_reqs, vocab, width, device=DEVICE)
+        nb.compact(logits.to(DEVICE), counts, got, variant)
+        assert_masks_equal(got, want)
+
+
 @needs_kernels
 @pytest.mark.parametrize("variant", nb.VARIANTS)
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64])
@@ -189,12 +191,7 @@ def test_multi_segment_rows(variant: str, dtype: torch.dtype, tail: int, stride:
     logits = logits.to(DEVICE)[:, ::stride]
     assert nb._wide_layout(logits) == (stride == 1)
     counts = torch.tensor([3, 1], dtype=torch.int32, device=DEVICE)
-    for width in (0, 17, nb.SEGMENT + 3):
-        want = SamplingMask.empty(num_reqs, vocab, width)
-        reference.compact(logits.cpu(), counts.cpu(), want)
-        got = SamplingMask.empty(num_reqs, vocab, width, device=DEVICE)
-        nb.compact(logits, counts, got, variant)
-        assert_masks_equal(got, want)
+    _check_widths(logits, counts, (0, 17, nb.SEGMENT + 3), variant)
 
 
 @needs_kernels
@@ -216,13 +213,8 @@ def test_fused_staged_ids_at_their_limit(dtype: torch.dtype) -> None:
             ]
         )
         logits[row, kept] = 1.0 + torch.rand(kept.numel(), generator=generator)
-    logits = logits.to(dtype)
-    for width in (2_048, early + 255, early + nb.STAGED_IDS, early + 257, 300, early):
-        want = SamplingMask.empty(len(late_counts), vocab, width)
-        reference.compact(logits, None, want)
-        got = SamplingMask.empty(len(late_counts), vocab, width, device=DEVICE)
-        nb.compact(logits.to(DEVICE), None, got, "fused")
-        assert_masks_equal(got, want)
+    widths = (2_048, early + 255, early + nb.STAGED_IDS, early + 257, 300, early)
+    _check_widths(logits.to(dtype), None, widths, "fused")
 
 
 @needs_kernels
@@ -240,12 +232,7 @@ def test_fused_regroups_every_group_width(dtype: torch.dtype) -> None:
     logits[:2] = 1.0
     logits[1, [33, half + 33]] = float("-inf")
     logits[2, [half + 1, half + 33, half + 64, vocab - 1]] = 2.0
-    for width in (0, 40, half + 40, vocab):
-        want = SamplingMask.empty(3, vocab, width)
-        reference.compact(logits, None, want)
-        got = SamplingMask.empty(3, vocab, width, device=DEVICE)
-        nb.compact(logits.to(DEVICE), None, got, "fused")
-        assert_masks_equal(got, want)
+    _check_widths(logits, None, (0, 40, half + 40, vocab), "fused")
 
 
 def _check_past_one_batch(variant: str, vocab: int) -> None:
@@ -253,12 +240,7 @@ def _check_past_one_batch(variant: str, vocab: int) -> None:
     columns at widths cut inside a step and past the row, against the reference."""
     logits = make_logits(3, vocab, supports=[vocab, vocab, 4_000], seed=1)
     logits[1, 1_030] = logits[1, 5_000] = float("-inf")
-    for width in (1_500, 5_000, vocab):
-        want = SamplingMask.empty(3, vocab, width)
-        reference.compact(logits, None, want)
-        got = SamplingMask.empty(3, vocab, width, device=DEVICE)
-        nb.compact(logits.to(DEVICE), None, got, variant)
-        assert_masks_equal(got, want)
+    _check_widths(logits, None, (1_500, 5_000, vocab), variant)
 
 
 @needs_kernels
