@@ -56,13 +56,13 @@ def test_launch_override_takes_whole_warps_and_whole_groups_only(monkeypatch) ->
         nb._rank_bytes(16)
 
 
-def _scan_kernel(values, use_shuffle, before, total):
+def _scan_kernel(values, hardware, before, total):
     """``before[i], total[i]`` = the warp scan of ``values`` at thread i."""
     tid = cuda.threadIdx.x
     i = cuda.blockIdx.x * cuda.blockDim.x + tid
     warp = tid // 32
     scratch = cuda.shared.array(0, types.int32)[32 * warp : 32 * warp + 32]
-    if use_shuffle:
+    if hardware:
         b, t = warp_scan_shuffle(values[i], tid % 32, scratch)
     else:
         b, t = warp_scan_shared(values[i], tid % 32, scratch)
@@ -70,20 +70,20 @@ def _scan_kernel(values, use_shuffle, before, total):
     total[i] = t
 
 
-def _run_warp_kernel(kernel, blocks: int, values, use_shuffle: bool, *outputs):
-    """Launch ``kernel(values, use_shuffle, *outputs)`` on blocks of SPLIT_THREADS threads with
+def _run_warp_kernel(kernel, blocks: int, values, hardware: bool, *outputs):
+    """Launch ``kernel(values, hardware, *outputs)`` on blocks of SPLIT_THREADS threads with
     one shared word per thread, on the GPU or in the simulator; return the outputs, on the
     host."""
     launch = cuda.jit(kernel)[blocks, nb.SPLIT_THREADS, 0, 4 * nb.SPLIT_THREADS]
     if nb.SIMULATED:
-        launch(values, use_shuffle, *outputs)
+        launch(values, hardware, *outputs)
         return outputs
     on_device = [cuda.to_device(out) for out in outputs]
-    launch(cuda.to_device(values), use_shuffle, *on_device)
+    launch(cuda.to_device(values), hardware, *on_device)
     return tuple(out.copy_to_host() for out in on_device)
 
 
-def _run_scan(use_shuffle: bool, blocks: int = 3, seed: int = 0):
+def _run_scan(hardware: bool, blocks: int = 3, seed: int = 0):
     """(got, want): each an array of (before, total) per thread."""
     threads = nb.SPLIT_THREADS
     rng = np.random.default_rng(seed)
@@ -93,22 +93,22 @@ def _run_scan(use_shuffle: bool, blocks: int = 3, seed: int = 0):
     groups = values.reshape(-1, 32).astype(np.int64)
     want = np.stack([(np.cumsum(groups, axis=1) - groups).ravel(), groups.sum(1).repeat(32)])
     outputs = (np.zeros_like(values), np.zeros_like(values))
-    return np.stack(_run_warp_kernel(_scan_kernel, blocks, values, use_shuffle, *outputs)), want
+    return np.stack(_run_warp_kernel(_scan_kernel, blocks, values, hardware, *outputs)), want
 
 
-def _vote_kernel(values, use_shuffle, lanes):
+def _vote_kernel(values, hardware, lanes):
     """``lanes[i]`` = the warp ballot of ``values & 1`` at thread i."""
     tid = cuda.threadIdx.x
     i = cuda.blockIdx.x * cuda.blockDim.x + tid
     warp = tid // 32
     scratch = cuda.shared.array(0, types.int32)[32 * warp : 32 * warp + 32]
-    if use_shuffle:
+    if hardware:
         lanes[i] = nb.warp_ballot_shuffle(values[i] % 2 == 1, tid % 32, scratch)
     else:
         lanes[i] = nb.warp_ballot_shared(values[i] % 2 == 1, tid % 32, scratch)
 
 
-def _run_vote(use_shuffle: bool, blocks: int = 3, seed: int = 0):
+def _run_vote(hardware: bool, blocks: int = 3, seed: int = 0):
     """(got, want): each an array of the ballot per thread."""
     threads = nb.SPLIT_THREADS
     rng = np.random.default_rng(seed)
@@ -117,29 +117,63 @@ def _run_vote(use_shuffle: bool, blocks: int = 3, seed: int = 0):
     values[32:64] = 2 * values[32:64]  # an empty one
     want = ((values.reshape(-1, 32) % 2) << np.arange(32)).sum(1).repeat(32)
     outputs = (np.zeros(blocks * threads, dtype=np.uint32),)
-    (got,) = _run_warp_kernel(_vote_kernel, blocks, values, use_shuffle, *outputs)
+    (got,) = _run_warp_kernel(_vote_kernel, blocks, values, hardware, *outputs)
     return got.astype(np.int64), want
 
 
-WARP_INTRINSICS = [pytest.param(_run_scan, id="scan"), pytest.param(_run_vote, id="ballot")]
-"""Runners of the warp intrinsics' checks: (got, want) of the shuffle or simulator-safe form."""
+def _byte_perm_kernel(values, hardware, permuted):
+    """``permuted[i]`` = the byte permute of words 2i, 2i + 1 of ``values`` by the selector of
+    kept_byte (0x7531) for even i, by a selector taking every byte position for odd i."""
+    i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    selector = 0x7531 if i % 2 == 0 else 0x0527 + 0x1000 * (i % 8)
+    if hardware:
+        permuted[i] = nb.byte_perm_prmt(values[2 * i], values[2 * i + 1], selector)
+    else:
+        permuted[i] = nb.byte_perm_shifts(values[2 * i], values[2 * i + 1], selector)
+
+
+def _run_byte_perm(hardware: bool, blocks: int = 3, seed: int = 0):
+    """(got, want): each an array of the permuted word per thread."""
+    threads = blocks * nb.SPLIT_THREADS
+    rng = np.random.default_rng(seed)
+    values = rng.integers(0, 2**32, 2 * threads, dtype=np.uint64).astype(np.uint32)
+    index = np.arange(threads)
+    selectors = np.where(index % 2 == 0, 0x7531, 0x0527 + 0x1000 * (index % 8))
+    both = values[1::2].astype(np.uint64) << np.uint64(32) | values[0::2].astype(np.uint64)
+    want = np.zeros(threads, dtype=np.int64)
+    for k in range(4):
+        source = (selectors >> (4 * k)) & 7
+        byte = (both >> (np.uint64(8) * source.astype(np.uint64))) & np.uint64(0xFF)
+        want |= byte.astype(np.int64) << (8 * k)
+    outputs = (np.zeros(threads, dtype=np.uint32),)
+    (got,) = _run_warp_kernel(_byte_perm_kernel, blocks, values, hardware, *outputs)
+    return got.astype(np.int64), want
+
+
+INTRINSICS = [
+    pytest.param(_run_scan, id="scan"),
+    pytest.param(_run_vote, id="ballot"),
+    pytest.param(_run_byte_perm, id="byte_perm"),
+]
+"""Runners of the intrinsics' checks: (got, want) of the hardware form (shuffle, vote, PRMT) or
+the simulator-safe one."""
 
 
 @needs_kernels
-@pytest.mark.parametrize("run", WARP_INTRINSICS)
-def test_simulator_safe_warp_intrinsic(run) -> None:
-    got, want = run(use_shuffle=False)
+@pytest.mark.parametrize("run", INTRINSICS)
+def test_simulator_safe_intrinsic(run) -> None:
+    got, want = run(hardware=False)
     np.testing.assert_array_equal(got, want)
 
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not HAS_GPU, reason="needs a CUDA GPU (outside the simulator)")
-@pytest.mark.parametrize("run", WARP_INTRINSICS)
-def test_shuffle_form_matches_simulator_safe_form(run) -> None:
-    shuffle, want = run(use_shuffle=True, blocks=64, seed=1)
-    shared, _ = run(use_shuffle=False, blocks=64, seed=1)
-    np.testing.assert_array_equal(shuffle, want)
-    np.testing.assert_array_equal(shared, shuffle)
+@pytest.mark.parametrize("run", INTRINSICS)
+def test_hardware_form_matches_simulator_safe_form(run) -> None:
+    hardware, want = run(hardware=True, blocks=64, seed=1)
+    safe, _ = run(hardware=False, blocks=64, seed=1)
+    np.testing.assert_array_equal(hardware, want)
+    np.testing.assert_array_equal(safe, hardware)
 
 
 def test_geometry_split_fills_the_gpu_and_fused_takes_many_rows() -> None:

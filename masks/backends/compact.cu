@@ -47,16 +47,20 @@ template <class T>
 __device__ __forceinline__ unsigned kept_byte(const uint4 (&q)[T::kVecs]) {
   if constexpr (sizeof(typename T::Bits) == 2) {
     // Two elements per word, element 2i in the low half: ((w & E) ^ E) + 0x7FFF carries into a
-    // half's top bit iff its exponent field is not all ones (no carry crosses halves). The word
-    // test took bf16's pass-1 loop from 204 to 187 instructions per 8 loads (sm_90).
+    // half's top bit iff its exponent field is not all ones (no carry crosses halves). Two byte
+    // permutes put elements 0-3 and 4-7 at bits 7, 15, 23, 31 of two words; merged a nibble
+    // apart, one multiply moves all eight to bits 24-31 in order (its four shifted copies land
+    // on distinct bits, so nothing carries). The word test took bf16's pass-1 loop from 204 to
+    // 187 instructions per 8 loads, the permutes and multiply from 191 to 167 before the
+    // ranking (sm_90), and bf16 rows 0.3-1.2% less time at R = 256 and 512 on the H200
+    // (results/h200-2026-12-01-s10, runs 1-2).
     constexpr unsigned kFields = static_cast<unsigned>(T::kExp) * 0x10001u;
-    unsigned gathered = 0u;
+    unsigned carried[4];  // the result in each half's top bit
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const unsigned top = (((word32(q, i) & kFields) ^ kFields) + 0x7FFF7FFFu) & 0x80008000u;
-      gathered |= top >> (15 - 2 * i);  // element 2i -> bit 2i, element 2i + 1 -> bit 16 + 2i
-    }
-    return (gathered | (gathered >> 15)) & 0xFFu;
+    for (int i = 0; i < 4; ++i) carried[i] = ((word32(q, i) & kFields) ^ kFields) + 0x7FFF7FFFu;
+    const unsigned low = __byte_perm(carried[0], carried[1], 0x7531) & 0x80808080u;   // 0-3
+    const unsigned high = __byte_perm(carried[2], carried[3], 0x7531) & 0x80808080u;  // 4-7
+    return ((high + (low >> 4)) * 0x00204081u) >> 24;
   } else {
     unsigned bits = 0u;
 #pragma unroll
@@ -197,10 +201,12 @@ constexpr int kMaxGroupBytes = 8 * 32;  // mask bytes of a pass-1 group of 8 seg
 // slots < cap. A group with no kept column costs one vote. Otherwise (kN > 1) its bytes go
 // through shared memory in mask order, so that lane l reads bytes kN * l .. kN * l + kN - 1:
 // 8 * kN consecutive columns (a single segment's lane already holds its 8), ranked by one
-// shuffle scan of the lanes' popcounts and written bit by bit (a group whose columns are all
-// kept as consecutive ids with coalesced stores). The per-segment ranking this replaced (three
-// scans of 10-bit fields, a bit loop per segment) ran 10.0 M instructions on dense bf16 rows
-// at R = 256, V = 128256 on the H200, this one 6.7 M (full rows 5.2 M and 4.6 M).
+// shuffle scan of the lanes' popcounts and written bit by bit by `emit_ids`, one 32-bit word
+// at a time (a group whose columns are all kept as consecutive ids with coalesced stores). The
+// per-segment ranking this replaced (three scans of 10-bit fields, a bit loop per segment) ran
+// 10.0 M instructions on dense bf16 rows at R = 256, V = 128256 on the H200, this one 6.7 M
+// (full rows 5.2 M and 4.6 M). Two 32-bit set-bit loops rather than one over the 64-bit word
+// (22 instructions a bit) made those dense rows 0.4% faster, the rest within noise (s10 run 2).
 template <int kN>
 __device__ __forceinline__ void rank_bytes(const unsigned (&bits)[kN], long long seg,
                                            IdSink& sink) {
@@ -235,11 +241,13 @@ __device__ __forceinline__ void rank_bytes(const unsigned (&bits)[kN], long long
   if (total == kN * kSegCols) {
     fill_consecutive<kN * kSegCols>(sink.ids, sink.ranked, first_col, sink.cap);
   } else {
-    unsigned rank = sink.ranked + inclusive - count;
-    const int col = static_cast<int>(first_col) + static_cast<int>(8 * kN * lane) - 1;
-    while (word != 0ull && rank < sink.cap) {
-      sink.ids[rank++] = col + __ffsll(static_cast<long long>(word));
-      word &= word - 1ull;
+    const unsigned rank = sink.ranked + inclusive - count;
+    const long long col = first_col + 8 * kN * lane;
+    const unsigned low = static_cast<unsigned>(word);
+    emit_ids(low, rank, col, sink.cap, sink.ids);
+    if constexpr (kN == 8) {
+      emit_ids(static_cast<unsigned>(word >> 32), rank + static_cast<unsigned>(__popc(low)),
+               col + 32, sink.cap, sink.ids);
     }
   }
   sink.ranked += total;
