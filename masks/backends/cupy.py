@@ -34,7 +34,7 @@ Design (the one every GPU backend of masks follows):
 * ``fused`` (many rows): one block per row, warp k streams the k-th equal range of the row and
   ranks its ids as it goes (``rank_bytes``: a group of kN segments with kept columns passes
   its mask bytes through shared memory so that each lane holds kN consecutive bytes, 8 * kN
-  columns, then one shuffle scan of the lanes' popcounts and one loop over each lane's bits):
+  columns, then one shuffle scan of the lanes' popcounts and `emit_ids` over each lane's words):
   warp 0, whose first rank is 0, writes straight into the row's ids, the others into 256 slots
   each of shared memory. One barrier exchanges the warp counts, then each warp copies
   its staged ids into place, or ranks its range from the mask (pass 2) when it needs more than
