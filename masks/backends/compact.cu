@@ -52,8 +52,8 @@ __device__ __forceinline__ unsigned kept_byte(const uint4 (&q)[T::kVecs]) {
     // apart, one multiply moves all eight to bits 24-31 in order (its four shifted copies land
     // on distinct bits, so nothing carries). The word test took bf16's pass-1 loop from 204 to
     // 187 instructions per 8 loads, the permutes and multiply from 191 to 167 before the
-    // ranking (sm_90), and bf16 rows 0.3-1.2% less time at R = 256 and 512 on the H200
-    // (results/h200-2026-12-01-s10, runs 1-2).
+    // ranking (sm_90); on the H200 bf16 cells at R = 256-512 moved -0.3 to +1.2 points of the
+    // copy ceiling, +0.4 and +0.5 on average in two runs (results/h200-2026-12-01-s10).
     constexpr unsigned kFields = static_cast<unsigned>(T::kExp) * 0x10001u;
     unsigned carried[4];  // the result in each half's top bit
 #pragma unroll
@@ -205,8 +205,9 @@ constexpr int kMaxGroupBytes = 8 * 32;  // mask bytes of a pass-1 group of 8 seg
 // at a time (a group whose columns are all kept as consecutive ids with coalesced stores). The
 // per-segment ranking this replaced (three scans of 10-bit fields, a bit loop per segment) ran
 // 10.0 M instructions on dense bf16 rows at R = 256, V = 128256 on the H200, this one 6.7 M
-// (full rows 5.2 M and 4.6 M). Two 32-bit set-bit loops rather than one over the 64-bit word
-// (22 instructions a bit) made those dense rows 0.4% faster, the rest within noise (s10 run 2).
+// (full rows 5.2 M and 4.6 M). Two 32-bit set-bit loops (pass 2's `emit_ids`) rather than one
+// over the 64-bit word (22 instructions a bit) timed the same (bf16 cells at R = 256-512 -1.7
+// to +0.4 points, 0.0 on average; s10 run 2), with one helper fewer.
 template <int kN>
 __device__ __forceinline__ void rank_bytes(const unsigned (&bits)[kN], long long seg,
                                            IdSink& sink) {

@@ -44,7 +44,10 @@ Kernels (the layout of masks/backends/compact.cu, whose design notes are in cupy
        mask bytes now pass through the warp's shared bytes so that each lane ranks consecutive
        columns (64 for 16-bit dtypes, 32 for fp32) with one scan, as CUDA C's do: 388 and 296
        instructions, and dense bf16 rows 3-5% faster at R = 256 and 512 (results/
-       h200-2026-12-01-s9 run 6).
+       h200-2026-12-01-s9 run 6). Then 329 and 279: 16-bit kept bits gathered by byte permutes
+       (`_finiteness_test`), the regroup indexed with unsigned integers (a signed index
+       compiles to a negative-index check), the group's word index advanced by a constant;
+       bf16 rows at R >= 256 0.8-1.7% faster (results/h200-2026-12-01-s10 run 4).
        Writing the -1 padding before pass 1 rather than after the barrier made sparse bf16 rows
        1-2% faster and dense and full ones 0.2-1.9% slower at R = 256 and 512: results/
        h200-2026-12-01-s7 run 2.
@@ -94,8 +97,9 @@ Simulator (NUMBA_ENABLE_CUDASIM=1, for CI without a GPU)
     has no votes, shuffles or warp barrier, so `launch_constants` picks small blocks there and
     the warp intrinsics (`warp_scan`, `warp_ballot`) resolve to their
     ``_shared`` forms (the warp's shared slots and two `sync_warp` barriers, a
-    ``threading.Barrier`` of the warp's 32 Python threads), whose equivalence to the shuffle
-    forms is tested on the GPU (tests/test_numba_backend.py). A warp's calls only need the same
+    ``threading.Barrier`` of the warp's 32 Python threads), and `byte_perm` (libdevice, which
+    the simulator lacks) to shifts; each form's equivalence to the hardware one is tested on
+    the GPU (tests/test_numba_backend.py). A warp's calls only need the same
     number on its 32 lanes (warp-uniform control flow; ``fused``'s pass 1 ranks a different
     number of groups in each warp). The simulated block barrier releases once every live
     thread of the block waits at any block barrier, so every cross-warp barrier (``fused`` has
