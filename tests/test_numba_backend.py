@@ -1,9 +1,9 @@
-"""Numba backend specifics: the simulator-safe warp scan and ballot, ``fused``'s staged ids at
-their limit and its regrouped ranking for every group width, launch geometry, dispatch caching,
-and the GPU compilation of every kernel signature.
+"""Numba backend specifics: the simulator-safe warp scan, ballot and byte permute, ``fused``'s
+staged ids at their limit and its regrouped ranking for every group width, launch geometry,
+dispatch caching, and the GPU compilation of every kernel signature.
 
 Run under the simulator (``NUMBA_ENABLE_CUDASIM=1``) on CPU-only machines; the GPU-marked tests
-compare the shuffle forms with their simulator-safe equivalents, the plans, and ``split`` on
+compare the hardware forms with their simulator-safe equivalents, the plans, and ``split`` on
 shapes with many tiles per row (several look-back rounds, flags that are not yet published) on a
 real GPU; the PTX test compiles every kernel for sm_90 wherever numba-cuda can compile (no GPU
 needed).
@@ -123,9 +123,10 @@ def _run_vote(hardware: bool, blocks: int = 3, seed: int = 0):
 
 def _byte_perm_kernel(values, hardware, permuted):
     """``permuted[i]`` = the byte permute of words 2i, 2i + 1 of ``values`` by the selector of
-    kept_byte (0x7531) for even i, by a selector taking every byte position for odd i."""
+    kept_byte (0x7531) for even i, for odd i by selectors whose top nibble takes every byte
+    position 0-7 across threads (the others 0, 2, 5, 7)."""
     i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
-    selector = 0x7531 if i % 2 == 0 else 0x0527 + 0x1000 * (i % 8)
+    selector = 0x7531 if i % 2 == 0 else 0x0527 + 0x1000 * (i // 2 % 8)
     if hardware:
         permuted[i] = nb.byte_perm_prmt(values[2 * i], values[2 * i + 1], selector)
     else:
@@ -138,7 +139,7 @@ def _run_byte_perm(hardware: bool, blocks: int = 3, seed: int = 0):
     rng = np.random.default_rng(seed)
     values = rng.integers(0, 2**32, 2 * threads, dtype=np.uint64).astype(np.uint32)
     index = np.arange(threads)
-    selectors = np.where(index % 2 == 0, 0x7531, 0x0527 + 0x1000 * (index % 8))
+    selectors = np.where(index % 2 == 0, 0x7531, 0x0527 + 0x1000 * (index // 2 % 8))
     both = values[1::2].astype(np.uint64) << np.uint64(32) | values[0::2].astype(np.uint64)
     want = np.zeros(threads, dtype=np.int64)
     for k in range(4):

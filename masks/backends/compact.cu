@@ -201,13 +201,13 @@ constexpr int kMaxGroupBytes = 8 * 32;  // mask bytes of a pass-1 group of 8 seg
 // slots < cap. A group with no kept column costs one vote. Otherwise (kN > 1) its bytes go
 // through shared memory in mask order, so that lane l reads bytes kN * l .. kN * l + kN - 1:
 // 8 * kN consecutive columns (a single segment's lane already holds its 8), ranked by one
-// shuffle scan of the lanes' popcounts and written bit by bit by `emit_ids`, one 32-bit word
-// at a time (a group whose columns are all kept as consecutive ids with coalesced stores). The
-// per-segment ranking this replaced (three scans of 10-bit fields, a bit loop per segment) ran
-// 10.0 M instructions on dense bf16 rows at R = 256, V = 128256 on the H200, this one 6.7 M
-// (full rows 5.2 M and 4.6 M). Two 32-bit set-bit loops (pass 2's `emit_ids`) rather than one
-// over the 64-bit word (22 instructions a bit) timed the same (bf16 cells at R = 256-512 -1.7
-// to +0.4 points, 0.0 on average; s10 run 2), with one helper fewer.
+// shuffle scan of the lanes' popcounts and written bit by bit by pass 2's `emit_ids`, one
+// 32-bit word at a time (a group whose columns are all kept as consecutive ids with coalesced
+// stores). The per-segment ranking this replaced (three scans of 10-bit fields, a bit loop per
+// segment) ran 10.0 M instructions on dense bf16 rows at R = 256, V = 128256 on the H200, this
+// one 6.7 M (full rows 5.2 M and 4.6 M). Its own loop over the 64-bit word (22 instructions a
+// bit) timed the same as `emit_ids` (bf16 cells at R = 256-512 -1.7 to +0.4 points, 0.0 on
+// average; s10 run 2).
 template <int kN>
 __device__ __forceinline__ void rank_bytes(const unsigned (&bits)[kN], long long seg,
                                            IdSink& sink) {
