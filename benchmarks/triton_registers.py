@@ -78,21 +78,24 @@ def frame_size(cubin: bytes) -> int:
     return _nv_info(cubin, _FRAME_SIZE)
 
 
-def fused_registers(dtype: torch.dtype, target: GPUTarget, pairs: bool = True) -> int:
+def fused_registers(
+    dtype: torch.dtype, target: GPUTarget, pairs: bool = True, block_bytes: int | None = None
+) -> int:
     """Registers of `_fused_kernel` compiled for ``dtype`` (`compile_fused`)."""
-    return register_count(compile_fused(dtype, target, pairs).asm["cubin"])
+    return register_count(compile_fused(dtype, target, pairs, block_bytes).asm["cubin"])
 
 
 def compile_fused(
-    dtype: torch.dtype, target: GPUTarget, pairs: bool = True, max_registers: int | None = None
+    dtype: torch.dtype, target: GPUTarget, pairs: bool = True, block_bytes: int | None = None
 ):
     """Compile `_fused_kernel` for ``dtype`` as `compact` would launch it (``pairs``: on rows that
-    `_pairs` allows, i.e. contiguous with an even length; ``max_registers``: the cap of
-    `_fused_max_registers`): the CompiledKernel."""
+    `_pairs` allows, i.e. contiguous with an even length; ``block_bytes``: `_fused_block_bytes`,
+    by default `_FUSED_BLOCK_BYTES`): the CompiledKernel."""
+    block_bytes = block_bytes or backend._FUSED_BLOCK_BYTES
     constexprs = {
         "num_sampled_ptr": None,
         "col_stride": 1,
-        **backend._fused_constexprs(dtype, words=True, pairs=pairs),
+        **backend._fused_constexprs(dtype, words=True, pairs=pairs, block_bytes=block_bytes),
     }
     types = {
         "logits_ptr": _POINTER_TYPES[dtype],
@@ -105,10 +108,7 @@ def compile_fused(
     aligned = ("logits_ptr", "row_stride", "ids_ptr", "counts_ptr", "mask_ptr", "vocab_size")
     attributes = {(names.index(n),): [["tt.divisibility", 16]] for n in aligned}
     source = ASTSource(backend._fused_kernel, signature, constexprs=constexprs, attrs=attributes)
-    options = {"num_warps": backend._FUSED_NUM_WARPS}
-    if max_registers is not None:
-        options["maxnreg"] = max_registers
-    return triton.compile(source, target=target, options=options)
+    return triton.compile(source, target=target, options={"num_warps": backend._FUSED_NUM_WARPS})
 
 
 def main() -> None:
@@ -124,18 +124,14 @@ def main() -> None:
         setattr(backend, name, int(value))
     target = GPUTarget("cuda", args.arch, 32)
     print(f"triton {triton.__version__}, sm_{args.arch}, knobs {args.knob or 'as committed'}")
+    small = backend._FUSED_SMALL_BLOCK_BYTES
     for name in args.dtypes.split(","):
         sixteen_bit = DTYPES[name].itemsize == 2  # the kernels that may read pairs
         for pairs in (True, False) if sixteen_bit else (True,):
             label = f"{name} (pairs)" if pairs and sixteen_bit else name
-            print(f"{label}: {fused_registers(DTYPES[name], target, pairs)} registers per thread")
-            if pairs and sixteen_bit:
-                cap = backend._FUSED_PAIRED_MAX_REGISTERS
-                cubin = compile_fused(DTYPES[name], target, True, cap).asm["cubin"]
-                print(
-                    f"{label} capped at {cap} (many rows): {register_count(cubin)} registers, "
-                    f"{frame_size(cubin)}-byte stack frame"
-                )
+            registers = fused_registers(DTYPES[name], target, pairs)
+            registers_small = fused_registers(DTYPES[name], target, pairs, small)
+            print(f"{label}: {registers} registers per thread, {registers_small} at {small} bytes")
 
 
 if __name__ == "__main__":

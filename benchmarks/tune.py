@@ -2,8 +2,8 @@
 
 Each knob is a shape/device choice, never a different kernel: ``split``'s tile size (the tiles
 it aims to give every SM) at few rows (R = 1, 4, 16), and Triton ``fused``'s mask unit of
-pass 1 (bytes or words, by element size), mask words per pass-2 step and the rows from which
-its 16-bit kernel is register-capped at many rows (R = 256, 512, 768, 1024). Timed with the
+pass 1 (bytes or words, by element size), mask words per pass-2 step and the band of rows per
+SM in which it loads 16 KB per iteration instead of 32 (R = 256, 512, 768, 1024). Timed with the
 harness's method (`masks.timing.device_time`: L2 flush, spin, CUDA events, medians) on
 V=151936 logits with
 sparse, dense and full supports, so the committed defaults can be checked against their
@@ -19,6 +19,7 @@ import functools
 import importlib
 import itertools
 import json
+import math
 
 import torch
 
@@ -45,8 +46,12 @@ KNOBS = {
         {
             "_FUSED_UNIT_COLUMNS": ({2: 8, 4: 32, 8: 32}, {2: 8, 4: 8, 8: 32}),
             "_FUSED_RANK_WORDS": (512, 2048),
-            # the 16-bit kernel's register cap: at every R, from 5 x SMs rows (default), never
-            "_FUSED_CAPPED_MIN_ROWS_PER_SM": (0.0, 5.0, 1e9),
+            # 16 KB per iteration: in the default bands; never; for every dtype beyond 3 x SMs rows
+            "_FUSED_SMALL_BLOCK_ROWS_PER_SM": (
+                {2: (3.0, 4.0), 4: (3.0, math.inf), 8: (3.0, math.inf)},
+                {2: (math.inf, math.inf), 4: (math.inf, math.inf), 8: (math.inf, math.inf)},
+                {2: (3.0, math.inf), 4: (3.0, math.inf), 8: (3.0, math.inf)},
+            ),
         },
         _TRITON_CACHES,
     ),

@@ -3,9 +3,9 @@
 The kernels' results are covered by the conformance suite; these tests pin down what it does not
 reach: the `auto` choice and split configuration, zero strides, strided num_sampled_tokens,
 full rows longer than a rank step, `fused` rows ranked one range per warp over several steps,
-concurrent first calls, and `split`'s protocol (its scratch left zero, consecutive calls of
-changing shapes, early stops and multi-block look-backs). They run on CUDA, or on the CPU under
-``TRITON_INTERPRET=1``.
+the block size of `fused` by rows per SM, concurrent first calls, and `split`'s
+protocol (its scratch left zero, consecutive calls of changing shapes, early stops and
+multi-block look-backs). They run on CUDA, or on the CPU under ``TRITON_INTERPRET=1``.
 """
 
 from __future__ import annotations
@@ -59,44 +59,36 @@ def test_auto_picks_split_for_few_rows_and_fused_for_many():
     assert backend._auto_variant(rows, DEVICE) == "fused"
 
 
-@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32])
-def test_many_rows_of_16_bit_logits_launch_the_capped_kernel(monkeypatch, dtype):
-    """From `_FUSED_CAPPED_MIN_ROWS_PER_SM` rows per SM the paired 16-bit kernel is compiled with
-    a register cap (three programs per SM): another kernel, as exact as the uncapped one. The
-    interpreter ignores the cap; the launch still asks for it."""
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
+def test_fused_block_size_follows_rows_per_sm(monkeypatch, dtype):
+    """`fused` loads `_FUSED_SMALL_BLOCK_BYTES` per iteration in its element size's band of rows
+    per SM (`_FUSED_SMALL_BLOCK_ROWS_PER_SM`), `_FUSED_BLOCK_BYTES` on either side: another
+    kernel, as exact (fp32 and fp64 rank in pass 1, 16-bit rows in pass 2). Rows of 0 to all
+    ids, W cut inside a block of either size."""
     monkeypatch.setattr(backend, "_plans", {})
-    asked = []
+    blocks = []
 
-    def recording_launch(kernel, *args, **kwargs):
-        compiled = launch(kernel, *args, **kwargs)
+    def recording_launch(kernel, grid, num_warps, tensors, scalars, constexprs, *args):
         if kernel is backend._fused_kernel:
-            cap = kwargs.get("max_registers")
-            asked.append(cap)
-            if compiled is not None and cap is not None:  # on the GPU: ptxas kept to the cap
-                assert 0 < compiled.n_regs <= cap and compiled.n_spills == 0
-        return compiled
+            blocks.append(constexprs["BLOCK"] * dtype.itemsize)
+        return launch(kernel, grid, num_warps, tensors, scalars, constexprs, *args)
 
     launch = backend._launch
     monkeypatch.setattr(backend, "_launch", recording_launch)
-    capped_rows = math.ceil(backend._FUSED_CAPPED_MIN_ROWS_PER_SM * backend._sm_count(DEVICE))
-    # fewer rows; enough rows; enough rows the JIT cannot read by 16-byte loads: of 1030
-    # columns, or starting 4 bytes past an aligned address (a column slice of a wider buffer)
-    for num_reqs, vocab_size, first_column in (
-        (capped_rows - 1, 1_040, 0),
-        (capped_rows, 1_040, 0),
-        (capped_rows, 1_030, 0),
-        (capped_rows, 1_040, 4 // dtype.itemsize),
-    ):
-        supports = [(r * 37) % (vocab_size + 1) for r in range(num_reqs)]  # 0 to full rows
+    low, high = backend._FUSED_SMALL_BLOCK_ROWS_PER_SM[dtype.itemsize]
+    sm_count = backend._sm_count(DEVICE)
+    large, small = backend._FUSED_BLOCK_BYTES, backend._FUSED_SMALL_BLOCK_BYTES
+    cases = [(math.floor(low * sm_count), large), (math.floor(low * sm_count) + 1, small)]
+    if math.isfinite(high):
+        cases.append((math.floor(high * sm_count) + 1, large))
+    vocab_size = 9_000
+    for num_reqs, _ in cases:
+        supports = [(r * 997) % (vocab_size + 1) for r in range(num_reqs)]
         logits = make_logits(num_reqs, vocab_size, supports, dtype, seed=num_reqs, device=DEVICE)
-        if first_column:  # the same logits in a wider buffer (row stride 1056)
-            padded = torch.empty(num_reqs, vocab_size + 16, dtype=dtype, device=DEVICE)
-            padded[:, first_column : first_column + vocab_size] = logits
-            logits = padded[:, first_column : first_column + vocab_size]
-        actual = compact_sampling_mask(logits, None, 600, backend="triton:fused")
-        assert_masks_equal(actual, reference(logits.cpu(), None, 600))
-    cap = backend._FUSED_PAIRED_MAX_REGISTERS if dtype.itemsize == 2 else None
-    assert asked == [None, cap, None, None]
+        for width in (2_048, 5_000):
+            actual = compact_sampling_mask(logits, None, width, backend="triton:fused")
+            assert_masks_equal(actual, reference(logits.cpu(), None, width))
+    assert blocks == [block for _, block in cases for _ in range(2)]
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -182,11 +174,11 @@ def test_full_rows_write_consecutive_ids(variant, dtype, width):
 @pytest.mark.parametrize("vocab_size", [70_016, 70_001])  # mask rows of whole words, and not
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])  # pass-1 words, bytes
 def test_fused_ranks_rows_that_fit_in_w_one_range_per_warp(vocab_size, dtype):
-    """A `fused` row whose count fits in W is ranked one range of mask words per warp, after a
-    count of each range. Here a range is 274 words (three rank steps, two count steps: more than
-    the conformance suite's vocabularies reach), with hundreds of ids per range, ids on both
+    """A `fused` bf16 row whose count fits in W is ranked one range of mask words per warp, after
+    a count of each range. Here a range is 274 words (three rank steps, two count steps: more
+    than the conformance suite's vocabularies reach), with hundreds of ids per range, ids on both
     sides of every range edge, all ids in one range, exactly W ids, and W + 1 (ranked from the
-    row's start instead)."""
+    row's start instead). fp32 rows, ranked in pass 1, meet the same ids across its blocks."""
     width = 2_048
     logits = make_logits(7, vocab_size, (0, 300, 2_000, width, width + 1, 0, 0), dtype, seed=9,
                          junk=True, device=DEVICE)  # fmt: skip
@@ -226,17 +218,20 @@ def test_fused_reads_16_bit_logits_two_per_word_where_the_layout_allows(dtype, l
 
 
 @triton.jit
-def _bit_helpers_kernel(words_ptr, popcounts_ptr, lowest_ptr, N: tl.constexpr):
+def _bit_helpers_kernel(words_ptr, popcounts_ptr, lowest_ptr, top_ptr, N: tl.constexpr):
     index = tl.arange(0, N)
     words = tl.load(words_ptr + index)
+    others = tl.load(words_ptr + (index + 1) % N)
     tl.store(popcounts_ptr + index, backend._popcount(words))
     tl.store(lowest_ptr + index, backend._lowest_bit(words))
+    tl.store(top_ptr + index, backend._top_bits(words, others))
 
 
 def test_bit_helpers_match_python_on_every_bit_position():
-    """`_popcount` and `_lowest_bit`: inline PTX on the GPU (``popc``, ``brev`` + ``clz``),
-    plain integer ops in the interpreter; each against Python's own count and lowest bit, on
-    every single bit, the extremes, and seeded random words."""
+    """`_popcount`, `_lowest_bit` and `_top_bits`: inline PTX on the GPU (``popc``, ``brev`` +
+    ``clz``, ``prmt``), plain integer ops in the interpreter; each against Python (count, lowest
+    bit, bits 15 and 31 of a word and of the next one moved to bits 7, 15, 23 and 31), on every
+    single bit, the extremes, and seeded random words."""
     generator = torch.Generator().manual_seed(9)
     singles = [1 << bit for bit in range(32)]
     extremes = [-1, 2**31 - 1, 0x55555555, 0x0F0F0F0F, 0x7F800000, 3]
@@ -244,14 +239,23 @@ def test_bit_helpers_match_python_on_every_bit_position():
     random = torch.randint(1, 2**32, (1024 - len(unsigned),), generator=generator)
     unsigned = torch.cat([unsigned, random])
     words = torch.where(unsigned >= 2**31, unsigned - 2**32, unsigned).to(torch.int32)
-    popcounts, lowest = torch.empty_like(words), torch.empty_like(words)
-    on_device = [t.to(DEVICE) for t in (words, popcounts, lowest)]
+    on_device = [words.to(DEVICE)] + [torch.empty_like(words, device=DEVICE) for _ in range(3)]
     _bit_helpers_kernel[(1,)](*on_device, N=words.numel())
-    popcounts, lowest = on_device[1].cpu(), on_device[2].cpu()
-    for index, value in enumerate(unsigned.tolist()):
-        expected = (bin(value).count("1"), (value & -value).bit_length() - 1)
-        got = (int(popcounts[index]), int(lowest[index]))
-        assert got == expected, f"word {value:#010x}: (popcount, lowest bit) {got} != {expected}"
+    popcounts, lowest, top = (t.cpu() for t in on_device[1:])
+    values = unsigned.tolist()
+    for index, value in enumerate(values):
+        other = values[(index + 1) % len(values)]
+        top_bits = sum(
+            ((word >> bit) & 1) << to
+            for word, pairs in ((value, ((15, 7), (31, 15))), (other, ((15, 23), (31, 31))))
+            for bit, to in pairs
+        )
+        expected = (bin(value).count("1"), (value & -value).bit_length() - 1, top_bits)
+        got = (int(popcounts[index]), int(lowest[index]), int(top[index]) & 0xFFFFFFFF)
+        assert got == expected, (
+            f"words {value:#010x}, {other:#010x}: (popcount, lowest bit, top bits) {got} != "
+            f"{expected}"
+        )
 
 
 PLANNED_CALLS = [  # (variant, num_reqs, vocab_size, supports, num_sampled_tokens, dtype)

@@ -32,36 +32,41 @@ stops once ``min(count, W)`` ids are written. (The element-level alternative, a 
   all of the row's ``-1`` padding. Ticket, counters and flags live in the stream's zeroed scratch
   (`masks.backends.scratch`): the last program to finish reading flags resets them, so no call
   pays a memset and CUDA-graph replays find them zero.
-* ``"fused"`` (many rows): one program per row, one launch. Pass 1 loops over the row with no
-  block-wide reduction or scan inside the loop (unit counts, of bytes for 16-bit dtypes and of
-  words otherwise, accumulate per thread and are reduced once after it); a barrier makes the
-  mask stores visible to the whole block. Rows of 16-bit logits that allow it (contiguous, an
-  even number of columns, 4-byte aligned: `_pairs`) are read two columns per int32 and both
-  halves tested at once (SWAR): the pass-1 loop compiles to 342 instead of 464 instructions per
-  8 vector loads (sm_90, triton 3.6); the compiler then keeps the next block's loads in flight
-  during the whole block (104 registers, two programs per SM) and bf16 rows took 0-6% less time
-  at R >= 256 (results/h200-2026-12-01-s5, runs 1-2). Pass 2 depends on the count. A row that
-  fits in W (every id is written) is cut into one range of mask words per warp: the ranges'
-  counts are read once more from the mask, then every warp ranks its own range with warp
-  scans, its bit loop bounded by the row's fullest word, so a rank step has no block-wide
-  reduction; at one wave of rows (R=256 on the H200) pass 2 is the kernel's tail, and sparse
-  and dense bf16 rows took 7-11% less time than with block-wide steps (results/
-  h200-2026-11-30-s6), 2-4% less again at R=256 without the per-step maximum (h200-2026-12-01-s5;
-  1-4% more at R=512). A truncated row loops over block-wide steps of mask words from its start
-  while fewer than W ids are written (a full row: one step while W <= 16384).
+* ``"fused"`` (many rows): one program per row, one launch. For fp32 and fp64 (word units) pass
+  1 also ranks: each block's words go through `_rank_words` as they stream (one block-wide
+  scan of their counts), so the ids are written with the mask and the row is done after the
+  loop, with no pass 2 left at one wave of rows: sparse and dense fp32 rows took 5-12% less
+  time at R=256-2048 on the H200, full rows within 1% (results/h200-2026-12-02 run 4). For
+  16-bit dtypes the same ranking was up to 30 points of the copy ceiling slower on dense rows
+  (four times fp32's ranking work per byte of logits; runs 2-3), so they keep two passes: pass
+  1 loops over the row with no block-wide reduction or scan inside the loop (byte-unit counts
+  accumulate per thread and are reduced once after it); a barrier makes the mask stores
+  visible to the whole block. Rows of 16-bit logits that allow it (contiguous, an even number
+  of columns, 4-byte aligned: `_pairs`) are read two columns per int32 and both halves tested
+  at once (SWAR), a unit's eight verdicts gathered by byte permutes and one multiply as in
+  compact.cu (`_top_bits`): the pass-1 loop compiles to 258 instructions per 8 vector loads,
+  against 342 with shifts and sums and 464 one column per int16 (sm_90, triton 3.6). Pass 2
+  depends on the count. A row that fits in W (every id is written) is cut into one range of
+  mask words per warp: the ranges' counts are read once more from the mask, then every warp
+  ranks its own range with warp scans, its bit loop bounded by the row's fullest word, so a
+  rank step has no block-wide reduction; at one wave of rows (R=256 on the H200) pass 2 is the
+  kernel's tail, and sparse and dense bf16 rows took 7-11% less time than with block-wide
+  steps (results/h200-2026-11-30-s6), 2-4% less again at R=256 without the per-step maximum
+  (h200-2026-12-01-s5; 1-4% more at R=512). A truncated row loops over block-wide steps of mask
+  words from its start while fewer than W ids are written (a full row: one step while
+  W <= 16384).
 * ``"auto"`` (default): ``fused`` once ``R >= _FUSED_MIN_ROWS_PER_SM * num_SMs``, else ``split``.
-* Programs per SM: the paired 16-bit `fused` kernel takes 104 registers (two programs per SM);
-  from ``_FUSED_CAPPED_MIN_ROWS_PER_SM`` rows per SM, on rows read by 16-byte loads, it is
-  compiled with a 72-register cap instead (three, no spills; ptxas's ``maxnreg``, another
-  kernel in Triton's cache), where more resident warps hide pass 2 better than two per SM with
-  the next block in flight. Neither budget wins at every R (results/h200-2026-12-01-s7 run 2),
-  and a launch plan fixes R, so the plan picks.
+* Programs per SM: with 32 KB per iteration the `fused` kernels take 74 (paired 16-bit) to 80
+  (fp32) registers, three programs per SM; in a band of rows per SM by element size
+  (`_FUSED_SMALL_BLOCK_ROWS_PER_SM`) they load 16 KB per iteration instead (four or six
+  programs per SM), where three per SM would leave the second wave short (16-bit) or ranking
+  in pass 1 needs more resident programs (fp32). A launch plan fixes R, so the plan picks.
 
-Triton has no popcount or find-first-set: on the GPU `_popcount` and `_lowest_bit` are inline
-PTX (``popc``; ``brev`` + ``clz``), which took 3-7% off sparse and dense `fused` rows at
-R >= 256 (fp32 cells below 80% of the copy ceiling 9 -> 3, results/h200-2026-12-01-s6 run 3);
-the interpreter, which runs no inline PTX, uses integer forms of both (`_PTX`), and a test
-checks either against Python.
+Triton has no popcount, find-first-set or byte permute: on the GPU `_popcount`, `_lowest_bit`
+and `_top_bits` are inline PTX (``popc``; ``brev`` + ``clz``; ``prmt``); the first two took
+3-7% off sparse and dense `fused` rows at R >= 256 (fp32 cells below 80% of the copy ceiling
+9 -> 3, results/h200-2026-12-01-s6 run 3). The interpreter, which runs no inline PTX, uses
+integer forms of all three (`_PTX`), and a test checks either against Python.
 
 Finiteness is decided on the bit pattern (exponent all ones means +-inf or NaN), through an
 integer view of the logits pointer, so every dtype behaves identically and the interpreter (no
@@ -127,6 +132,25 @@ _SPLIT_COLUMNS_PER_WARP = 256
 """`split` num_warps = CHUNK / this, clamped to [1, 8]."""
 _FUSED_BLOCK_BYTES = 32768
 """Logit bytes a `fused` program loads per loop iteration."""
+_FUSED_RANKS_IN_PASS1 = {2: False, 4: True, 8: True}
+"""Whether `fused` ranks each block in pass 1, by element size (else pass 2 ranks from the
+mask). H200, fp32, R=256-1024, V=128256/151936, two runs (results/h200-2026-12-02 runs 2-3):
+sparse and dense rows 3-14 points of the copy ceiling faster (76.5 -> 82.9 at R=256, V=128256,
+dense), full rows -2.5 to +0.1. bf16 rows, ranked from mask bytes or from words combined across
+lanes, were up to 30 points slower on dense rows: each byte of logits has four times the ranking
+work of fp32's, which pass 1's loads no longer hide. fp64 follows fp32 (not measured)."""
+_FUSED_SMALL_BLOCK_BYTES = 16384
+"""Logit bytes a `fused` program loads per iteration where `_FUSED_SMALL_BLOCK_ROWS_PER_SM` says
+so: fp32 59 registers (four programs per SM) and paired bf16 40 (six), against 80 and 74 (three
+each) with `_FUSED_BLOCK_BYTES` (sm_90, triton 3.6)."""
+_FUSED_SMALL_BLOCK_ROWS_PER_SM = {2: (3.0, 4.0), 4: (3.0, math.inf), 8: (3.0, math.inf)}
+"""By element size, ``(low, high)``: `fused` loads `_FUSED_SMALL_BLOCK_BYTES` per iteration when
+``low x SMs < R <= high x SMs``, else `_FUSED_BLOCK_BYTES`; up to 3 rows per SM the 32 KB kernels
+run in one wave of three programs per SM. H200 (results/h200-2026-12-02): fp32, ranked in pass
+1, R=256 82-86% of the copy ceiling with 32 KB against 70-73% with 16 KB, R=512 73-79% against
+90-92%, R=1024 92-96% against 94-95% (runs 2-3); bf16, 16 KB against 32 KB (run 6, two rounds):
+R=512 2-6% faster (32 KB leaves a second wave under a third full), R=768 and 1024 0-7% slower,
+R=2048 1% faster to 5% slower."""
 _FUSED_NUM_WARPS = 8
 """Warps of a `fused` program, and so the ranges of `_rank_ranges` (H200: 16 warps were 3-9%
 slower on sparse and dense rows and 65536 bytes per iteration 7-33%, results/h200-2026-11-30-s4
@@ -138,17 +162,6 @@ _FUSED_RANK_WORDS = 512
 """Mask words a `fused` program ranks per block-wide step of a truncated row (count > W; 32
 columns each); 2048 won on some shapes and lost up to 18% on others (results/h200-2026-11-30-s4
 run 3, when every row took these steps)."""
-_FUSED_PAIRED_MAX_REGISTERS = 72
-"""Registers per thread the paired 16-bit `fused` kernel is capped at where it has many rows
-(`_FUSED_CAPPED_MIN_ROWS_PER_SM`): uncapped it takes 104, two 8-warp programs per SM, and keeps
-the next block's loads in flight through each block; capped, 72 without spills (sm_90, triton
-3.6), three programs per SM. 80 (also three) timed within 1% of 72 (results/h200-2026-12-01-s7
-run 3)."""
-_FUSED_CAPPED_MIN_ROWS_PER_SM = 5.0
-"""The cap applies from R >= this x SM count. H200, bf16, capped against uncapped (results/
-h200-2026-12-01-s7 run 2): R=512 (two nearly full waves of two programs per SM) 5-11% slower;
-R=768 sparse and dense rows 1.5-3.1% faster; R=1024 3.0-5.7% faster (full rows within 1%, but
-4.4% slower at V=262144); R=2048 5% faster to 2.6% slower."""
 _FUSED_UNIT_COLUMNS = {2: 8, 4: 32, 8: 32}
 """Columns per mask unit of `fused`'s pass 1 by element size: bytes for 16-bit dtypes (a
 thread's 16-byte vector, no shuffle or barrier in the loop: bf16 sparse and dense rows 5-14%
@@ -228,6 +241,22 @@ def _lowest_bit(x):
         return (exponent & 0xFF) - 127
 
 
+@triton.jit
+def _top_bits(a, b):
+    """Bits 15 and 31 of int32s `a` and `b` moved to bits 7, 15 (from `a`) and 23, 31 (from
+    `b`), every other bit 0: on the GPU one byte permute (``prmt``, bytes 1 and 3 of each) and
+    a mask; in the interpreter shifts."""
+    if _PTX:
+        gathered = tl.inline_asm_elementwise(
+            "prmt.b32 $0, $1, $2, 0x7531;", "=r,r,r", [a, b], dtype=tl.int32, is_pure=True,
+            pack=1,
+        )  # fmt: skip
+        return gathered & -0x7F7F7F80  # 0x80808080 as an int32
+    else:
+        low = ((a >> 8) & 0x80) | ((a >> 16) & 0x8000) | ((b << 8) & 0x800000)
+        return low | ((b >> 31) << 31)
+
+
 _PTX: tl.constexpr = tl.constexpr(isinstance(_popcount, triton.runtime.JITFunction))
 """Whether the kernels compile to PTX: under Triton's interpreter (``TRITON_INTERPRET``), which
 runs no inline PTX, ``triton.jit`` makes interpreted functions instead of JITFunctions."""
@@ -304,14 +333,16 @@ def _pack_units(bits, EXP: tl.constexpr, UNIT: tl.constexpr, PAIRS: tl.constexpr
         # A half of (bits & PAIR_EXP) ^ PAIR_EXP is 0 iff its column is not kept; adding 0x7FFF
         # to a half of at most EXP (0x7F80 or 0x7C00) sets its bit 15 iff it is not 0, with no
         # carry into the other half (the int32 sum may wrap: only bits 15 and 31 are kept).
-        flags = ((((bits & PAIR_EXP) ^ PAIR_EXP) + 0x7FFF7FFF) >> 15) & 0x10001
-        # pair k's flags (bits 0 and 16) to bits 2k and 16 + 2k, folded into one byte; the
-        # flags' sum counts each half in its own 16 bits
-        pair = tl.arange(0, UNIT // 2)[None, :]
-        spread = tl.sum(flags << (2 * pair), 1)
-        units = (spread & 0x55) | ((spread >> 15) & 0xAA)
-        halves = tl.sum(flags, 1)
-        counts = (halves & 0xFFFF) + (halves >> 16)
+        carried = ((bits & PAIR_EXP) ^ PAIR_EXP) + 0x7FFF7FFF
+        # words 0-1 give columns 0-3 at bits 7, 15, 23, 31 of `low`, words 2-3 columns 4-7 of
+        # `high`; merged a nibble apart, one multiply moves all eight to bits 24-31 in order
+        # (its four shifted copies land on distinct bits, so nothing carries): compact.cu's
+        # kept_byte, which took its bf16 loop from 191 to 167 instructions
+        even, odd = tl.split(tl.reshape(carried, (bits.shape[0], 2, 2)))
+        low, high = tl.split(_top_bits(even, odd))
+        merged = high + ((low >> 4) & 0x0FFFFFFF)
+        units = ((merged * 0x00204081) >> 24) & 0xFF
+        counts = _popcount(units)
     else:
         column = tl.arange(0, UNIT)[None, :]
         kept = (bits & EXP) != EXP
@@ -382,24 +413,25 @@ def _emit_ids(ids_row_ptr, words, slot, cols, width, bits):
 
 
 @triton.jit
-def _rank_words(ids_row_ptr, words, base, start, width, NW: tl.constexpr):
-    """Write the kept columns of NW mask words to slots base + rank (< width); return the new base.
+def _rank_words(ids_row_ptr, words, base, start, width, NW: tl.constexpr, UNIT: tl.constexpr = 32):
+    """Write the kept columns of NW mask words (of UNIT columns each, from column `start`) to
+    slots base + rank (< width); return the new base.
 
     Work is per word and per set bit, not per column: the word counts are prefix-summed, then
-    every word gives up its lowest set bit per step (column = 32 * word + trailing zeros) for as
-    many steps as the fullest word has bits. A block without kept ids costs one reduction, a
+    every word gives up its lowest set bit per step (column = UNIT * word + trailing zeros) for
+    as many steps as the fullest word has bits. A block without kept ids costs one reduction, a
     block of full words (no truncation) one coalesced store of consecutive columns.
     """
     word_counts = _popcount(words)
     total = tl.sum(word_counts, 0)
-    if (total == 32 * NW) & (base < width):  # every word full: consecutive columns, coalesced
-        filled = tl.minimum(32 * NW, width - base)
+    if (total == UNIT * NW) & (base < width):  # every word full: consecutive columns, coalesced
+        filled = tl.minimum(UNIT * NW, width - base)
         for first in range(0, filled, _FILL_BLOCK):  # a small tile: few registers
             offsets = first + tl.arange(0, _FILL_BLOCK)
             tl.store(ids_row_ptr + base + offsets, start + offsets, mask=offsets < filled)
     elif (total > 0) & (base < width):
         slot = base + tl.cumsum(word_counts, 0) - word_counts
-        cols = start + tl.arange(0, NW) * 32
+        cols = start + tl.arange(0, NW) * UNIT
         _emit_ids(ids_row_ptr, words, slot, cols, width, tl.max(word_counts, 0))
     return base + total
 
@@ -635,13 +667,16 @@ def _fused_kernel(
     SUBSTEPS: tl.constexpr,
     COUNT_SUBSTEPS: tl.constexpr,
     PAIRS: tl.constexpr,
+    RANKED: tl.constexpr,
 ):
-    """One program per row, one launch, two passes.
+    """One program per row, one launch; one pass (RANKED) or two.
 
     Pass 1 streams the logits, one block ahead: mask units (UNIT columns: bytes or words)
-    written, their counts accumulated per thread, no block-wide reduction inside the loop.
-    After one reduction (the row count) and a barrier (pass 1's mask stores become visible to
-    the whole block), pass 2 ranks from the words, L2-hot and 1/32 of the fp32 bytes. A row
+    written. RANKED: each block's units are ranked as they stream (`_rank_words`: a block-wide
+    scan of their counts) and their ids written to the row's slots; the row is done after the
+    loop. Otherwise their counts accumulate per thread, with no block-wide reduction inside the
+    loop; after one reduction (the row count) and a barrier (pass 1's mask stores become visible
+    to the whole block), pass 2 ranks from the words, L2-hot and 1/32 of the fp32 bytes. A row
     whose count fits in W (every id is written) is cut into RANGES ranges of words, one per
     warp: their counts are read once more (`_count_ranges`), then every warp ranks its range
     with warp scans (`_rank_ranges`). A truncated row is ranked from its start until W ids are
@@ -654,6 +689,7 @@ def _fused_kernel(
     mask_row = mask_ptr + row * tl.cdiv(vocab_size, 8)
     ids_row = ids_ptr + row * width
     unit_counts = tl.zeros((BLOCK // UNIT,), tl.int32)
+    count = tl.zeros((), tl.int32)
     bits = _load_bits(
         logits_ptr, row_offset, col_stride, 0, vocab_size, active, INT, EXP, BLOCK // UNIT, UNIT,
         PAIRS,
@@ -665,9 +701,15 @@ def _fused_kernel(
             BLOCK // UNIT, UNIT, PAIRS,
         )  # fmt: skip
         _store_mask_units(mask_row, start, units, vocab_size, BLOCK // UNIT, UNIT, WORDS)
-        unit_counts += counts
-    count = tl.sum(unit_counts, 0)
+        if RANKED:
+            count = _rank_words(ids_row, units, count, start, width, BLOCK // UNIT, UNIT)
+        else:
+            unit_counts += counts
+    if not RANKED:
+        count = tl.sum(unit_counts, 0)
     _finish_row(ids_row, counts_ptr, row, count, width, PAD)
+    if RANKED:
+        return
     tl.debug_barrier()
     if count <= width:
         if count > 0:
@@ -860,7 +902,6 @@ def _launch(
     constexprs: dict,
     call_key: tuple | None,
     scratch_size: int = 0,
-    max_registers: int | None = None,
 ):
     """Launch through Triton's JIT, which compiles on a specialisation's first launch, keep the
     launch as the call key's `_Plan` (no key: the interpreter, an unaligned pointer) and return
@@ -872,10 +913,7 @@ def _launch(
     order: the plan passes all of them positionally.
     """
     with _launch_lock:
-        options = {"num_warps": num_warps}
-        if max_registers is not None:  # ptxas's .maxnreg (the interpreter ignores it)
-            options["maxnreg"] = max_registers
-        compiled = kernel[grid](*tensors, *scalars, **constexprs, **options)
+        compiled = kernel[grid](*tensors, *scalars, **constexprs, num_warps=num_warps)
     if call_key is not None and compiled is not None:
         if list(constexprs) != kernel.arg_names[len(tensors) + len(scalars) :]:
             raise ValueError(f"{kernel.__name__}: constexprs out of parameter order")
@@ -898,35 +936,25 @@ def _fused_min_rows(device: torch.device) -> int:
     return math.ceil(_FUSED_MIN_ROWS_PER_SM * _sm_count(device))
 
 
-def _fused_max_registers(logits: torch.Tensor, pairs: bool, device: torch.device) -> int | None:
-    """`fused`'s register cap: `_FUSED_PAIRED_MAX_REGISTERS` for the paired 16-bit kernel from
-    `_FUSED_CAPPED_MIN_ROWS_PER_SM` rows per SM on, else the compiler's choice. Only rows whose
-    start is 16-byte aligned and whose stride and length are multiples of 16 elements, which the
-    JIT compiles for 16-byte loads: capped, that kernel needs no local memory (sm_90, triton
-    3.6) and is the one measured; the others spilled 48 bytes per thread at 72 registers (H200,
-    results/h200-2026-12-01-s7 run 5)."""
-    num_reqs, vocab_size = logits.shape
-    if (
-        pairs
-        and num_reqs >= _FUSED_CAPPED_MIN_ROWS_PER_SM * _sm_count(device)
-        and logits.stride(0) % 16 == 0
-        and vocab_size % 16 == 0
-        and logits.data_ptr() % 16 == 0
-    ):
-        return _FUSED_PAIRED_MAX_REGISTERS
-    return None
+def _fused_block_bytes(dtype: torch.dtype, num_reqs: int, device: torch.device) -> int:
+    """Logit bytes per `fused` iteration: `_FUSED_SMALL_BLOCK_BYTES` in the band of rows per SM
+    that `_FUSED_SMALL_BLOCK_ROWS_PER_SM` gives for the element size, else `_FUSED_BLOCK_BYTES`."""
+    low, high = _FUSED_SMALL_BLOCK_ROWS_PER_SM[dtype.itemsize]
+    rows_per_sm = num_reqs / _sm_count(device)
+    return _FUSED_SMALL_BLOCK_BYTES if low < rows_per_sm <= high else _FUSED_BLOCK_BYTES
 
 
-def _fused_constexprs(dtype: torch.dtype, words: bool, pairs: bool) -> dict:
+def _fused_constexprs(dtype: torch.dtype, words: bool, pairs: bool, block_bytes: int) -> dict:
     """`_fused_kernel`'s constexprs for logits of ``dtype``, in its parameter order (also what
     benchmarks/triton_registers.py compiles)."""
     int_type, exponent, itemsize = _BITS[dtype]
     return {
-        "INT": int_type, "EXP": exponent, "BLOCK": _FUSED_BLOCK_BYTES // itemsize,
+        "INT": int_type, "EXP": exponent, "BLOCK": block_bytes // itemsize,
         "RANK_WORDS": _FUSED_RANK_WORDS, "PAD": _PAD_BLOCK, "WORDS": words,
         "UNIT": _FUSED_UNIT_COLUMNS[itemsize], "RANGES": _FUSED_NUM_WARPS,
         "SUBSTEPS": _FUSED_RANGE_SUBSTEPS, "COUNT_SUBSTEPS": _FUSED_COUNT_SUBSTEPS,
         "PAIRS": pairs and itemsize == 2 and _FUSED_UNIT_COLUMNS[itemsize] == 8,
+        "RANKED": _FUSED_RANKS_IN_PASS1[itemsize],
     }  # fmt: skip
 
 
@@ -1006,11 +1034,13 @@ def _first_launch(
         finally:
             zeroed.release()
     elif variant == "fused":
-        constexprs = _fused_constexprs(logits.dtype, words, _pairs(logits, row_stride, col_stride))
+        constexprs = _fused_constexprs(
+            logits.dtype, words, _pairs(logits, row_stride, col_stride),
+            _fused_block_bytes(logits.dtype, num_reqs, device),
+        )  # fmt: skip
         _launch(
             _fused_kernel, (num_reqs, 1, 1), _FUSED_NUM_WARPS, tensors, scalars, constexprs,
             call_key,
-            max_registers=_fused_max_registers(logits, constexprs["PAIRS"], device),
         )  # fmt: skip
     elif variant == "rowwise":  # upstream's launch: one program per row, default 4 warps
         _launch(
