@@ -352,12 +352,12 @@ COMPILE_SHAPES = [  # (R, V): common vocabularies, batch sizes from 1 to 512
     (96, 250_880), (128, 256_000), (160, 262_144), (200, 30_522), (256, 51_200),
     (300, 49_152), (384, 102_400), (512, 151_936),
 ]  # fmt: skip
-MAX_KERNELS = {"torch": 0, "cupy": 1, "numba": 2, "triton": 16}
+MAX_KERNELS = {"torch": 0, "cupy": 1, "numba": 2, "triton": 20}
 """Kernels one dtype may need over any number of shapes of V > 1 (docs/reliability.md): CuPy
 one module per (device, dtype) holding every variant's kernels; Numba two kernels per
 (device, element size, counts dtype); Triton, with W = mask rows word-aligned: `split` 3 CHUNK
-buckets x (V % 16 == 0 or not) x W, `fused` (V % 16) x W: 12 + 4 = 16 for `auto`, whatever the
-number of shapes."""
+buckets x (V % 16 == 0 or not) x W, `fused` (V % 16) x W x 2 block sizes (by rows per SM):
+12 + 8 = 20 for `auto`, whatever the number of shapes."""
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

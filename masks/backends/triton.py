@@ -35,9 +35,9 @@ stops once ``min(count, W)`` ids are written. (The element-level alternative, a 
 * ``"fused"`` (many rows): one program per row, one launch. For fp32 and fp64 (word units) pass
   1 also ranks: each block's words go through `_rank_words` as they stream (one block-wide
   scan of their counts), so the ids are written with the mask and the row is done after the
-  loop, with no pass 2 left at one wave of rows: sparse and dense fp32 rows took 5-12% less
-  time at R=256-2048 on the H200, full rows within 1% (results/h200-2026-12-02 run 4). For
-  16-bit dtypes the same ranking was up to 30 points of the copy ceiling slower on dense rows
+  loop, with no pass 2 left at one wave of rows: sparse and dense fp32 rows took 3-12% less
+  time at R=256-2048 on the H200, full rows within 2% (results/h200-2026-12-02 run 4). For
+  16-bit dtypes the same ranking was 5-25 points of the copy ceiling slower on dense rows
   (four times fp32's ranking work per byte of logits; runs 2-3), so they keep two passes: pass
   1 loops over the row with no block-wide reduction or scan inside the loop (byte-unit counts
   accumulate per thread and are reduced once after it); a barrier makes the mask stores
@@ -134,11 +134,12 @@ _FUSED_BLOCK_BYTES = 32768
 """Logit bytes a `fused` program loads per loop iteration."""
 _FUSED_RANKS_IN_PASS1 = {2: False, 4: True, 8: True}
 """Whether `fused` ranks each block in pass 1, by element size (else pass 2 ranks from the
-mask). H200, fp32, R=256-1024, V=128256/151936, two runs (results/h200-2026-12-02 runs 2-3):
-sparse and dense rows 3-14 points of the copy ceiling faster (76.5 -> 82.9 at R=256, V=128256,
-dense), full rows -2.5 to +0.1. bf16 rows, ranked from mask bytes or from words combined across
-lanes, were up to 30 points slower on dense rows: each byte of logits has four times the ranking
-work of fp32's, which pass 1's loads no longer hide. fp64 follows fp32 (not measured)."""
+mask). H200, fp32, R=256-2048, every V and support, two rounds (results/h200-2026-12-02 run
+4): sparse and dense rows 3-12% less time (R=256, V=128256, dense: 77.7 -> 85.3% of the copy
+ceiling), full rows within 2%. bf16 rows, ranked from mask bytes or from words combined across
+lanes, were 5-25 points slower on dense rows at R=256-1024 (runs 2-3): each byte of logits has
+four times the ranking work of fp32's, which pass 1's loads no longer hide. fp64 follows fp32
+(not measured)."""
 _FUSED_SMALL_BLOCK_BYTES = 16384
 """Logit bytes a `fused` program loads per iteration where `_FUSED_SMALL_BLOCK_ROWS_PER_SM` says
 so: fp32 59 registers (four programs per SM) and paired bf16 40 (six), against 80 and 74 (three
