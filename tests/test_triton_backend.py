@@ -63,8 +63,9 @@ def test_auto_picks_split_for_few_rows_and_fused_for_many():
 def test_fused_block_size_follows_rows_per_sm(monkeypatch, dtype):
     """`fused` loads `_FUSED_SMALL_BLOCK_BYTES` per iteration in its element size's band of rows
     per SM (`_FUSED_SMALL_BLOCK_ROWS_PER_SM`), `_FUSED_BLOCK_BYTES` on either side: another
-    kernel, as exact (fp32 and fp64 rank in pass 1, 16-bit rows in pass 2). Rows of 0 to all
-    ids, W cut inside a block of either size."""
+    kernel, as exact (fp32 and fp64 rank in pass 1, 16-bit rows in pass 2, read in pairs for an
+    even V and one by one for an odd V). Rows of 0 ids to all, W cut inside a block of either
+    size."""
     monkeypatch.setattr(backend, "_plans", {})
     blocks = []
 
@@ -81,14 +82,17 @@ def test_fused_block_size_follows_rows_per_sm(monkeypatch, dtype):
     cases = [(math.floor(low * sm_count), large), (math.floor(low * sm_count) + 1, small)]
     if math.isfinite(high):
         cases.append((math.floor(high * sm_count) + 1, large))
-    vocab_size = 9_000
-    for num_reqs, _ in cases:
-        supports = [(r * 997) % (vocab_size + 1) for r in range(num_reqs)]
-        logits = make_logits(num_reqs, vocab_size, supports, dtype, seed=num_reqs, device=DEVICE)
-        for width in (2_048, 5_000):
-            actual = compact_sampling_mask(logits, None, width, backend="triton:fused")
-            assert_masks_equal(actual, reference(logits.cpu(), None, width))
-    assert blocks == [block for _, block in cases for _ in range(2)]
+    vocab_sizes = (9_000, 9_001) if dtype.itemsize == 2 else (9_000,)
+    for vocab_size in vocab_sizes:
+        for num_reqs, _ in cases:
+            supports = [(r * 997) % (vocab_size + 1) for r in range(num_reqs)]
+            supports[1] = vocab_size
+            logits = make_logits(num_reqs, vocab_size, supports, dtype, seed=num_reqs,
+                                 device=DEVICE)  # fmt: skip
+            for width in (2_048, 5_000):
+                actual = compact_sampling_mask(logits, None, width, backend="triton:fused")
+                assert_masks_equal(actual, reference(logits.cpu(), None, width))
+    assert blocks == [block for _ in vocab_sizes for _, block in cases for _ in range(2)]
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -161,24 +165,34 @@ def test_mask_words_and_bytes(variant, offset):
 @pytest.mark.parametrize("width", [2_048, 20_000])
 def test_full_rows_write_consecutive_ids(variant, dtype, width):
     """Rows with no masked column rank through the full-word path (steps of consecutive ids,
-    cut at W mid-step for W=20000) in `fused` too, whose rank step spans 16384 columns, more
-    than the conformance suite's emulated vocabulary; bf16 and fp32 take different pass-1
-    mask units in `fused`."""
+    cut at W mid-step for W=20000) in `fused` too: bf16's pass 2 in rank steps of 16384
+    columns, fp32's pass 1 in blocks of 8192, both more than the conformance suite's emulated
+    vocabulary. One masked column past the first 16384 of row 1."""
     logits = make_logits(3, 33_000, "full", dtype, seed=8, device=DEVICE)
-    logits[1, 16_390] = float("-inf")  # one masked column in the second step of row 1
+    logits[1, 16_390] = float("-inf")
     expected = reference(logits.cpu(), None, width)
     got = compact_sampling_mask(logits, None, width, backend=f"triton:{variant}")
     assert_masks_equal(got, expected)
 
 
 @pytest.mark.parametrize("vocab_size", [70_016, 70_001])  # mask rows of whole words, and not
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])  # pass-1 words, bytes
-def test_fused_ranks_rows_that_fit_in_w_one_range_per_warp(vocab_size, dtype):
-    """A `fused` bf16 row whose count fits in W is ranked one range of mask words per warp, after
-    a count of each range. Here a range is 274 words (three rank steps, two count steps: more
-    than the conformance suite's vocabularies reach), with hundreds of ids per range, ids on both
-    sides of every range edge, all ids in one range, exactly W ids, and W + 1 (ranked from the
-    row's start instead). fp32 rows, ranked in pass 1, meet the same ids across its blocks."""
+@pytest.mark.parametrize(
+    "dtype, ranks_in_pass1",
+    [(torch.bfloat16, False), (torch.float32, False), (torch.float32, True)],
+    ids=["bf16", "fp32-two-passes", "fp32"],  # pass-1 bytes; words; words ranked as they stream
+)
+def test_fused_ranks_rows_that_fit_in_w_one_range_per_warp(
+    monkeypatch, vocab_size, dtype, ranks_in_pass1
+):
+    """A two-pass `fused` row whose count fits in W is ranked one range of mask words per warp,
+    after a count of each range. Here a range is 274 words (three rank steps, two count steps:
+    more than the conformance suite's vocabularies reach), with hundreds of ids per range, ids
+    on both sides of every range edge, all ids in one range, exactly W ids, and W + 1 (ranked
+    from the row's start instead). fp32 rows take two passes only with `_FUSED_RANKS_IN_PASS1`
+    off (a tuning knob); by default they meet the same ids across pass 1's blocks."""
+    monkeypatch.setattr(backend, "_plans", {})
+    ranked = {**backend._FUSED_RANKS_IN_PASS1, dtype.itemsize: ranks_in_pass1}
+    monkeypatch.setattr(backend, "_FUSED_RANKS_IN_PASS1", ranked)
     width = 2_048
     logits = make_logits(7, vocab_size, (0, 300, 2_000, width, width + 1, 0, 0), dtype, seed=9,
                          junk=True, device=DEVICE)  # fmt: skip

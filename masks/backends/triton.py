@@ -8,7 +8,8 @@ program per row and ranks kept ids with an element-level ``tl.cumsum`` over ever
 row. That scan dominates the instruction count, and one program per row leaves most of the GPU
 idle when there are few rows (R=1 uses one SM).
 
-The other variants split the work into two passes. Pass 1 streams the logits: a block of
+The other variants split the work into two passes (``fused`` on 16-bit rows; on fp32 and fp64
+rows it ranks in pass 1, below). Pass 1 streams the logits: a block of
 columns is loaded as an ``[N, UNIT]`` tile (16-byte vector loads) whose rows are mask units,
 32-column words (combined inside a warp by shuffles) or, in ``fused`` for 16-bit dtypes,
 8-column bytes (one thread's vector each: no shuffle, and no barrier in the loop); the
@@ -36,9 +37,10 @@ stops once ``min(count, W)`` ids are written. (The element-level alternative, a 
   1 also ranks: each block's words go through `_rank_words` as they stream (one block-wide
   scan of their counts), so the ids are written with the mask and the row is done after the
   loop, with no pass 2 left at one wave of rows: sparse and dense fp32 rows took 3-12% less
-  time at R=256-2048 on the H200, full rows within 2% (results/h200-2026-12-02 run 4). For
-  16-bit dtypes the same ranking was 5-25 points of the copy ceiling slower on dense rows
-  (four times fp32's ranking work per byte of logits; runs 2-3), so they keep two passes: pass
+  time at R=256-2048 on the H200 (with 16 KB per iteration from R=512), full rows within 2%
+  (results/h200-2026-12-02 run 4). For 16-bit dtypes the same ranking was 5-25 points of the
+  copy ceiling slower on dense rows (a byte of logits holds twice fp32's columns, ranked from
+  eight times as many units; runs 2-3), so they keep two passes: pass
   1 loops over the row with no block-wide reduction or scan inside the loop (byte-unit counts
   accumulate per thread and are reduced once after it); a barrier makes the mask stores
   visible to the whole block. Rows of 16-bit logits that allow it (contiguous, an even number
@@ -115,7 +117,7 @@ _BITS = {
     torch.float64: (tl.int64, 0x7FF0000000000000, 8),
 }
 
-# --- tuning knobs: shape/device choices only, never a different kernel. Launches are cached per
+# --- tuning knobs: shape, device and dtype choices of the same kernels. Launches are cached per
 # shape (`_plans`) and split configurations per shape (`_split_config`'s lru_cache): a tuning
 # script that changes a knob must clear both (benchmarks/tune.py does). ---------------------
 _CPU_SM_COUNT = 8
@@ -135,11 +137,12 @@ _FUSED_BLOCK_BYTES = 32768
 _FUSED_RANKS_IN_PASS1 = {2: False, 4: True, 8: True}
 """Whether `fused` ranks each block in pass 1, by element size (else pass 2 ranks from the
 mask). H200, fp32, R=256-2048, every V and support, two rounds (results/h200-2026-12-02 run
-4): sparse and dense rows 3-12% less time (R=256, V=128256, dense: 77.7 -> 85.3% of the copy
-ceiling), full rows within 2%. bf16 rows, ranked from mask bytes or from words combined across
-lanes, were 5-25 points slower on dense rows at R=256-1024 (runs 2-3): each byte of logits has
-four times the ranking work of fp32's, which pass 1's loads no longer hide. fp64 follows fp32
-(not measured)."""
+4, with `_FUSED_SMALL_BLOCK_ROWS_PER_SM`'s 16 KB from R=512): sparse and dense rows 3-12% less
+time (R=256, V=128256, dense: 77.7 -> 85.3% of the copy ceiling), full rows within 2%. bf16
+rows, ranked from mask bytes or from words combined across lanes, were 5-25 points slower on
+dense rows at R=256-1024 (runs 2-3): a byte of bf16 logits holds twice fp32's columns, in eight
+times as many byte units (or twice as many words), and pass 1's loads no longer hide their
+ranking. fp64 follows fp32 (not measured)."""
 _FUSED_SMALL_BLOCK_BYTES = 16384
 """Logit bytes a `fused` program loads per iteration where `_FUSED_SMALL_BLOCK_ROWS_PER_SM` says
 so: fp32 59 registers (four programs per SM) and paired bf16 40 (six), against 80 and 74 (three
@@ -149,7 +152,7 @@ _FUSED_SMALL_BLOCK_ROWS_PER_SM = {2: (3.0, 4.0), 4: (3.0, math.inf), 8: (3.0, ma
 ``low x SMs < R <= high x SMs``, else `_FUSED_BLOCK_BYTES`; up to 3 rows per SM the 32 KB kernels
 run in one wave of three programs per SM. H200 (results/h200-2026-12-02): fp32, ranked in pass
 1, R=256 82-86% of the copy ceiling with 32 KB against 70-73% with 16 KB, R=512 73-79% against
-90-92%, R=1024 92-96% against 94-95% (runs 2-3); bf16, 16 KB against 32 KB (run 6, two rounds):
+89-92%, R=1024 92-96% against 94-95% (runs 2-3); bf16, 16 KB against 32 KB (run 6, two rounds):
 R=512 2-6% faster (32 KB leaves a second wave under a third full), R=768 and 1024 0-7% slower,
 R=2048 1% faster to 5% slower."""
 _FUSED_NUM_WARPS = 8
@@ -174,9 +177,9 @@ slower (H200, results/h200-2026-11-30-s6 run 4), 8 took 80 registers (sm_90, tri
 _FUSED_COUNT_SUBSTEPS = 8
 """Words per lane a `fused` warp counts per step of its range (`_count_ranges`): 16 took bf16
 `fused` to 80 registers (the compiler hoists the tile's index math above pass 1;
-benchmarks/triton_registers.py, sm_90, triton 3.6). The paired 16-bit kernel takes 104 either
-way, but 8 and 16 words per rank and count step (or 4 and 16, 8 and 8) were no faster there
-(0.998-1.009x, results/h200-2026-12-01-s5 run 4)."""
+benchmarks/triton_registers.py, sm_90, triton 3.6). The paired 16-bit kernel, then at 104
+either way, was no faster with 8 and 16 words per rank and count step (or 4 and 16, 8 and 8):
+0.998-1.009x, results/h200-2026-12-01-s5 run 4."""
 _ROWWISE_BLOCK = 8192
 """Upstream's BLOCK_SIZE."""
 _ROWWISE_NUM_WARPS = 4
@@ -677,7 +680,7 @@ def _fused_kernel(
     scan of their counts) and their ids written to the row's slots; the row is done after the
     loop. Otherwise their counts accumulate per thread, with no block-wide reduction inside the
     loop; after one reduction (the row count) and a barrier (pass 1's mask stores become visible
-    to the whole block), pass 2 ranks from the words, L2-hot and 1/32 of the fp32 bytes. A row
+    to the whole block), pass 2 ranks from the words, L2-hot and 1/16 of 16-bit logits' bytes. A row
     whose count fits in W (every id is written) is cut into RANGES ranges of words, one per
     warp: their counts are read once more (`_count_ranges`), then every warp ranks its range
     with warp scans (`_rank_ranges`). A truncated row is ranked from its start until W ids are
