@@ -8,9 +8,10 @@ by (backend, R, V, dtype, support) and only cells timed in both runs are listed.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from pathlib import Path
+
+from masks.compare import read_json
 
 Key = tuple[str, int, int, str, str]
 TARGET_PCT = 80
@@ -18,7 +19,7 @@ TARGET_PCT = 80
 
 
 def _timed(path: Path) -> tuple[dict[Key, dict], float]:
-    report = json.loads(path.read_text())
+    report = read_json(path)
     cells = {
         (r["backend"], r["num_reqs"], r["vocab_size"], r["dtype"], r["support"]): r
         for r in report["results"]

@@ -11,19 +11,18 @@ Run: ``python benchmarks/plot_results.py benchmarks/results/<gpu>-<date>/.../com
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
-from masks.compare import Report, write_csv, write_plots
+from masks.compare import Report, read_json, write_csv, write_plots
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("results", type=Path, help="a compare.json")
+    parser.add_argument("results", type=Path, help="a compare.json or compare.json.gz")
     parser.add_argument("--out-dir", type=Path, help="where the PNGs go (default: beside it)")
     parser.add_argument("--csv", action="store_true", help="also write compare.csv there")
     args = parser.parse_args()
-    report = Report.from_dict(json.loads(args.results.read_text()))
+    report = Report.from_dict(read_json(args.results))
     out_dir = args.out_dir or args.results.parent
     for path in write_plots(report, out_dir):
         print(path)

@@ -4,16 +4,18 @@ Strict readings: the lowest % of the ceiling over R >= 256, the slowest support 
 and the slowest R=1 shape's dispatch (each shape's dispatch is already a median over batches;
 the host probe's median over the same shapes shows how fast the host itself was).
 
-Run: ``python benchmarks/summarize.py benchmarks/results/<gpu>-<date>/compare.json``
+Run: ``python benchmarks/summarize.py benchmarks/results/<gpu>-<date>/compare.json`` (or a
+``compare.json.gz``)
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 from collections import defaultdict
 from pathlib import Path
+
+from masks.compare import read_json
 
 LARGE_BATCH = 256
 SMALL_BATCHES = (1, 4, 16)
@@ -105,7 +107,7 @@ def summarize(report: dict) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("results", type=Path)
-    print(summarize(json.loads(parser.parse_args().results.read_text())))
+    print(summarize(read_json(parser.parse_args().results)))
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ import argparse
 import csv
 import dataclasses
 import functools
+import gzip
 import hashlib
 import importlib.metadata
 import json
@@ -469,6 +470,14 @@ class Report:
             "copy_ceiling": dataclasses.asdict(self.copy_ceiling),
             "results": [dataclasses.asdict(result) for result in self.results],
         }
+
+
+def read_json(path: Path) -> Any:
+    """The JSON at ``path``, a ``.json`` file or a gzip-compressed ``.json.gz`` one."""
+    if path.name.endswith(".gz"):
+        with gzip.open(path, "rt", encoding="utf-8") as file:
+            return json.load(file)
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def run(config: Config, extra_backends: Mapping[str, registry.Kernel] | None = None) -> Report:
@@ -1000,7 +1009,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--auto-order-from",
         type=Path,
         metavar="JSON",
-        help="derive the auto order from this results JSON instead of measuring",
+        help="derive the auto order from this results JSON (or .json.gz) instead of measuring",
     )
 
 
@@ -1040,7 +1049,7 @@ def main(args: argparse.Namespace, command: str) -> int:
     if args.auto_order_from is not None:
         if args.write_auto_order is None:
             return _usage_error("--auto-order-from needs --write-auto-order PATH")
-        results = json.loads(args.auto_order_from.read_text())
+        results = read_json(args.auto_order_from)
         auto_order = auto_order_from_results(results, source=args.auto_order_from.as_posix())
         write_auto_order(auto_order, args.write_auto_order)
         print(f"wrote {args.write_auto_order}: {auto_order['order']}")

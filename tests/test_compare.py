@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import gzip
 import itertools
 import json
 import subprocess
@@ -173,6 +174,18 @@ def test_report_survives_its_json(tmp_path: Path) -> None:
     compare.write_json(report, tmp_path / "compare.json")
     loaded = compare.Report.from_dict(json.loads((tmp_path / "compare.json").read_text()))
     assert loaded == report
+
+
+def test_read_json_reads_plain_and_gzipped_records(tmp_path: Path) -> None:
+    """Older results folders keep their large records as ``compare.json.gz``: the readers
+    (`read_json`, used by ``--auto-order-from`` and the benchmarks' scripts) take either."""
+    record = _results("cuda", {"torch": [100.0, 400.0], "cupy": [10.0, 20.0]})
+    text = json.dumps(record, indent=2)
+    plain, packed = tmp_path / "compare.json", tmp_path / "compare.json.gz"
+    plain.write_text(text)
+    packed.write_bytes(gzip.compress(text.encode(), mtime=0))
+    assert packed.read_bytes()[:2] == b"\x1f\x8b"  # really gzip, not a renamed plain file
+    assert compare.read_json(packed) == compare.read_json(plain) == record
 
 
 def test_default_backends_start_with_the_reference() -> None:
@@ -368,5 +381,5 @@ def test_committed_auto_order_matches_its_results() -> None:
     committed = json.loads((REPO / "masks" / "auto_order.json").read_text())
     if committed["source"] is None:
         pytest.skip("masks/auto_order.json names no results file yet (no GPU results committed)")
-    results = json.loads((REPO / committed["source"]).read_text())
+    results = compare.read_json(REPO / committed["source"])
     assert committed == compare.auto_order_from_results(results, source=committed["source"])
