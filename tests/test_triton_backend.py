@@ -243,9 +243,9 @@ def _bit_helpers_kernel(words_ptr, popcounts_ptr, lowest_ptr, top_ptr, N: tl.con
 
 def test_bit_helpers_match_python_on_every_bit_position():
     """`_popcount`, `_lowest_bit` and `_top_bits`: inline PTX on the GPU (``popc``, ``brev`` +
-    ``clz``, ``prmt``), plain integer ops in the interpreter; each against Python (count, lowest
-    bit, bits 15 and 31 of a word and of the next one moved to bits 7, 15, 23 and 31), on every
-    single bit, the extremes, and seeded random words."""
+    ``bfind.shiftamt``, ``prmt``), plain integer ops in the interpreter; each against Python
+    (count, lowest bit, bits 15 and 31 of a word and of the next one moved to bits 7, 15, 23 and
+    31), on every single bit, the extremes, and seeded random words."""
     generator = torch.Generator().manual_seed(9)
     singles = [1 << bit for bit in range(32)]
     extremes = [-1, 2**31 - 1, 0x55555555, 0x0F0F0F0F, 0x7F800000, 3]

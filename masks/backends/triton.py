@@ -50,11 +50,15 @@ stops once ``min(count, W)`` ids are written. (The element-level alternative, a 
   against 342 with shifts and sums and 464 one column per int16 (sm_90, triton 3.6). Pass 2
   depends on the count. A row that fits in W (every id is written) is cut into one range of
   mask words per warp: the ranges' counts are read once more from the mask, then every warp
-  ranks its own range with warp scans, its bit loop bounded by the row's fullest word, so a
-  rank step has no block-wide reduction; at one wave of rows (R=256 on the H200) pass 2 is the
-  kernel's tail, and sparse and dense bf16 rows took 7-11% less time than with block-wide
-  steps (results/h200-2026-11-30-s6), 2-4% less again at R=256 without the per-step maximum
-  (h200-2026-12-01-s5; 1-4% more at R=512). A truncated row loops over block-wide steps of mask
+  ranks its own range, each lane a run of consecutive words per step (one warp scan of the
+  lanes' sums), its bit loop bounded by the row's fullest word, so a rank step has no
+  block-wide reduction; at one wave of rows (R=256 on the H200) pass 2 is the kernel's tail,
+  and sparse and dense bf16 rows took 7-11% less time than with block-wide steps
+  (results/h200-2026-11-30-s6), 2-4% less again at R=256 without the per-step maximum
+  (h200-2026-12-01-s5; 1-4% more at R=512), and 1.5% less (0.96-1.01x, R=256-1024) with runs
+  of words per lane rather than every 32nd word (a warp scan and a warp sum per word a lane
+  held; a rank step 207 -> 147 SASS instructions with `_lowest_bit`'s ``bfind``;
+  h200-2026-12-02-s2 run 1). A truncated row loops over block-wide steps of mask
   words from its start while fewer than W ids are written (a full row: one step while
   W <= 16384).
 * ``"auto"`` (default): ``fused`` once ``R >= _FUSED_MIN_ROWS_PER_SM * num_SMs``, else ``split``.
@@ -65,7 +69,7 @@ stops once ``min(count, W)`` ids are written. (The element-level alternative, a 
   in pass 1 needs more resident programs (fp32). A launch plan fixes R, so the plan picks.
 
 Triton has no popcount, find-first-set or byte permute: on the GPU `_popcount`, `_lowest_bit`
-and `_top_bits` are inline PTX (``popc``; ``brev`` + ``clz``; ``prmt``); the first two took
+and `_top_bits` are inline PTX (``popc``; ``brev`` + ``bfind``; ``prmt``); the first two took
 3-7% off sparse and dense `fused` rows at R >= 256 (fp32 cells below 80% of the copy ceiling
 9 -> 3, results/h200-2026-12-01-s6 run 3). The interpreter, which runs no inline PTX, uses
 integer forms of all three (`_PTX`), and a test checks either against Python.
@@ -173,7 +177,9 @@ faster at R=256 and 1024 on the H200), words otherwise (fp32 bytes still need a 
 barrier pair per iteration, and were within 1% of words). results/h200-2026-11-30-s4 runs 1, 3."""
 _FUSED_RANGE_SUBSTEPS = 4
 """Words per lane a `fused` warp ranks per step of its range (`_rank_ranges`): 2 was up to 4%
-slower (H200, results/h200-2026-11-30-s6 run 4), 8 took 80 registers (sm_90, triton 3.6)."""
+slower (H200, results/h200-2026-11-30-s6 run 4); 8, with runs of words per lane, took bf16 to
+76 registers (58 at 16 KB per iteration, against 40) and 1.3-1.6% more time at R=256-1024
+(h200-2026-12-02-s2 run 1)."""
 _FUSED_COUNT_SUBSTEPS = 8
 """Words per lane a `fused` warp counts per step of its range (`_count_ranges`): 16 took bf16
 `fused` to 80 registers (the compiler hoists the tile's index math above pass 1;
@@ -233,12 +239,13 @@ def _popcount(x):
 @triton.jit
 def _lowest_bit(x):
     """Index of the lowest set bit of each nonzero int32: on the GPU the leading zeros of its bit
-    reversal (``brev``, ``clz``); in the interpreter the exponent of that bit's float value (a
-    power of two converts exactly, and the sign bit of -2**31 is masked off)."""
+    reversal (``brev``, then ``bfind.shiftamt``, one instruction where ``clz`` takes two);
+    in the interpreter the exponent of that bit's float value (a power of two converts exactly,
+    and the sign bit of -2**31 is masked off)."""
     if _PTX:
         return tl.inline_asm_elementwise(
-            "{ .reg .b32 r; brev.b32 r, $1; clz.b32 $0, r; }", "=r,r", [x], dtype=tl.int32,
-            is_pure=True, pack=1,
+            "{ .reg .b32 r; brev.b32 r, $1; bfind.shiftamt.u32 $0, r; }", "=r,r", [x],
+            dtype=tl.int32, is_pure=True, pack=1,
         )  # fmt: skip
     else:
         exponent = (x & -x).to(tl.float32).to(tl.int32, bitcast=True) >> 23
@@ -441,15 +448,20 @@ def _rank_words(ids_row_ptr, words, base, start, width, NW: tl.constexpr, UNIT: 
 
 
 @triton.jit
-def _range_tile(range_words, RANGES: tl.constexpr, SUBSTEPS: tl.constexpr):
+def _range_tile(range_words, RANGES: tl.constexpr, SUBSTEPS: tl.constexpr, RUNS: tl.constexpr):
     """``(first_word, offset)`` of the flat tile that holds SUBSTEPS x 32 consecutive words of
-    each of RANGES ranges of `range_words` words: element e = (substep, range, lane), lane l of
-    range k's warp holding words l, 32 + l, ... of a step, at word ``first_word + step +
-    offset``. Its [SUBSTEPS, RANGES, 32] view has the flat tile's layout: lanes, warps and
-    registers, so scans across lanes are warp shuffles and loads and stores need no layout
-    conversion."""
+    each of RANGES ranges of `range_words` words: element e = (substep, range, lane), at word
+    ``first_word + step + offset``, range k's words in lanes of warp k. RUNS: lane l holds words
+    ``SUBSTEPS * l ..`` (a run, for ranking); else words ``l, l + 32, ..`` (each load
+    instruction reads 32 consecutive words, for counting). Its [SUBSTEPS, RANGES, 32] view has
+    the flat tile's layout: lanes, warps and registers, so with runs a word's rank is a sum over
+    the lane's registers plus one scan across the warp (shuffles), and loads and stores need no
+    layout conversion. (Ranking every 32nd word took a warp scan and a warp sum per substep:
+    207 SASS instructions a step against 151, sm_90, triton 3.6.)"""
     element = tl.arange(0, SUBSTEPS * RANGES * 32)
-    return element // 32 % RANGES * range_words, element // (RANGES * 32) * 32 + element % 32
+    lane, substep = element % 32, element // (RANGES * 32)
+    offset = lane * SUBSTEPS + substep if RUNS else substep * 32 + lane
+    return element // 32 % RANGES * range_words, offset
 
 
 @triton.jit
@@ -460,7 +472,7 @@ def _count_ranges(
     """``(counts, fullest)``: the kept ids of each of RANGES ranges of `range_words` mask words,
     and the most set bits of any word of the row (independent loads of SUBSTEPS words per lane
     per step: the row's mask is read once more, from L2)."""
-    first_word, offset = _range_tile(range_words, RANGES, SUBSTEPS)
+    first_word, offset = _range_tile(range_words, RANGES, SUBSTEPS, False)
     counts = tl.zeros(offset.shape, tl.int32)
     most = tl.zeros(offset.shape, tl.int32)
     for step in range(0, range_words, SUBSTEPS * 32):
@@ -491,7 +503,7 @@ def _rank_ranges(
     would be written again to the same slot.)
     """
     TILE: tl.constexpr = SUBSTEPS * RANGES * 32
-    first_word, offset = _range_tile(range_words, RANGES, SUBSTEPS)
+    first_word, offset = _range_tile(range_words, RANGES, SUBSTEPS, True)
     base = tl.cumsum(range_counts, 0) - range_counts
     words = _load_mask_words(
         mask_row_ptr, first_word + offset, offset < range_words, vocab_size, WORDS
@@ -503,15 +515,14 @@ def _rank_ranges(
         words = _load_mask_words(
             mask_row_ptr, first_word + next_offset, next_offset < range_words, vocab_size, WORDS
         )
-        word_counts = _popcount(ranked)
-        counts = tl.reshape(word_counts, (SUBSTEPS, RANGES, 32))
-        # ids before each word: its range's earlier substeps (a lane's registers, then summed
-        # over the warp) and the earlier lanes of its substep (a warp scan)
-        earlier = tl.cumsum(counts, 0) - counts
-        slot = base[None, :, None] + tl.sum(earlier, 2)[:, :, None]
-        slot += tl.cumsum(counts, 2) - counts
+        counts = tl.reshape(_popcount(ranked), (SUBSTEPS, RANGES, 32))
+        # ids before each word: the earlier lanes of its range (one warp scan of the lanes'
+        # sums) and the lane's earlier words (its registers)
+        lane_counts = tl.sum(counts, 0)
+        slot = (base[:, None] + tl.cumsum(lane_counts, 1) - lane_counts)[None, :, :]
+        slot += tl.cumsum(counts, 0) - counts
         _emit_ids(ids_row_ptr, ranked, tl.reshape(slot, (TILE,)), index * 32, width, fullest)
-        base += tl.sum(tl.sum(counts, 2), 0)
+        base += tl.sum(lane_counts, 1)
 
 
 @triton.jit
