@@ -69,8 +69,9 @@ stops once ``min(count, W)`` ids are written. (The element-level alternative, a 
   in pass 1 needs more resident programs (fp32). A launch plan fixes R, so the plan picks.
 
 Triton has no popcount, find-first-set or byte permute: on the GPU `_popcount`, `_lowest_bit`
-and `_top_bits` are inline PTX (``popc``; ``brev`` + ``bfind``; ``prmt``); the first two took
-3-7% off sparse and dense `fused` rows at R >= 256 (fp32 cells below 80% of the copy ceiling
+and `_top_bits` are inline PTX (``popc``; ``brev`` + ``bfind``; ``prmt``); the first two
+(measured with ``clz`` where ``bfind`` is now) took 3-7% off sparse and dense `fused` rows at
+R >= 256 (fp32 cells below 80% of the copy ceiling
 9 -> 3, results/h200-2026-12-01-s6 run 3). The interpreter, which runs no inline PTX, uses
 integer forms of all three (`_PTX`), and a test checks either against Python.
 
@@ -177,9 +178,10 @@ faster at R=256 and 1024 on the H200), words otherwise (fp32 bytes still need a 
 barrier pair per iteration, and were within 1% of words). results/h200-2026-11-30-s4 runs 1, 3."""
 _FUSED_RANGE_SUBSTEPS = 4
 """Words per lane a `fused` warp ranks per step of its range (`_rank_ranges`): 2 was up to 4%
-slower (H200, results/h200-2026-11-30-s6 run 4); 8, with runs of words per lane, took bf16 to
-76 registers (58 at 16 KB per iteration, against 40) and 1.3-1.6% more time at R=256-1024
-(h200-2026-12-02-s2 run 1)."""
+slower with every 32nd word per lane (H200, results/h200-2026-11-30-s6 run 4); 8, with runs of
+words per lane, took paired bf16 from 74 to 76 registers at 32 KB per iteration and from 40 to
+58 at 16 KB (six programs per SM to four), and 1.3-1.6% more time at R=256-1024
+(h200-2026-12-02-s2 run 1; registers: its local-sass.txt)."""
 _FUSED_COUNT_SUBSTEPS = 8
 """Words per lane a `fused` warp counts per step of its range (`_count_ranges`): 16 took bf16
 `fused` to 80 registers (the compiler hoists the tile's index math above pass 1;
@@ -457,7 +459,8 @@ def _range_tile(range_words, RANGES: tl.constexpr, SUBSTEPS: tl.constexpr, RUNS:
     the flat tile's layout: lanes, warps and registers, so with runs a word's rank is a sum over
     the lane's registers plus one scan across the warp (shuffles), and loads and stores need no
     layout conversion. (Ranking every 32nd word took a warp scan and a warp sum per substep:
-    207 SASS instructions a step against 151, sm_90, triton 3.6.)"""
+    207 SASS instructions a step against 151, 147 with `_lowest_bit`'s ``bfind``; sm_90,
+    triton 3.6.)"""
     element = tl.arange(0, SUBSTEPS * RANGES * 32)
     lane, substep = element % 32, element // (RANGES * 32)
     offset = lane * SUBSTEPS + substep if RUNS else substep * 32 + lane
