@@ -33,34 +33,32 @@ stops once ``min(count, W)`` ids are written. (The element-level alternative, a 
   all of the row's ``-1`` padding. Ticket, counters and flags live in the stream's zeroed scratch
   (`masks.backends.scratch`): the last program to finish reading flags resets them, so no call
   pays a memset and CUDA-graph replays find them zero.
-* ``"fused"`` (many rows): one program per row, one launch. For fp32 and fp64 (word units) pass
-  1 also ranks: each block's words go through `_rank_words` as they stream (one block-wide
-  scan of their counts), so the ids are written with the mask and the row is done after the
-  loop, with no pass 2 left at one wave of rows: sparse and dense fp32 rows took 3-12% less
-  time at R=256-2048 on the H200 (with 16 KB per iteration from R=512), full rows within 2%
-  (results/h200-2026-12-02 run 4). For 16-bit dtypes the same ranking was 5-25 points of the
-  copy ceiling slower on dense rows (a byte of logits holds twice fp32's columns, ranked from
-  eight times as many units; runs 2-3), so they keep two passes: pass
-  1 loops over the row with no block-wide reduction or scan inside the loop (byte-unit counts
-  accumulate per thread and are reduced once after it); a barrier makes the mask stores
-  visible to the whole block. Rows of 16-bit logits that allow it (contiguous, an even number
-  of columns, 4-byte aligned: `_pairs`) are read two columns per int32 and both halves tested
-  at once (SWAR), a unit's eight verdicts gathered by byte permutes and one multiply as in
-  compact.cu (`_top_bits`): the pass-1 loop compiles to 258 instructions per 8 vector loads,
-  against 342 with shifts and sums and 464 one column per int16 (sm_90, triton 3.6). Pass 2
-  depends on the count. A row that fits in W (every id is written) is cut into one range of
-  mask words per warp: the ranges' counts are read once more from the mask, then every warp
-  ranks its own range, each lane a run of consecutive words per step (one warp scan of the
-  lanes' sums), its bit loop bounded by the row's fullest word, so a rank step has no
-  block-wide reduction; at one wave of rows (R=256 on the H200) pass 2 is the kernel's tail,
-  and sparse and dense bf16 rows took 7-11% less time than with block-wide steps
-  (results/h200-2026-11-30-s6), 2-4% less again at R=256 without the per-step maximum
-  (h200-2026-12-01-s5; 1-4% more at R=512), and 1.5% less (0.96-1.01x, R=256-1024) with runs
-  of words per lane rather than every 32nd word (a warp scan and a warp sum per word a lane
-  held; a rank step 207 -> 147 SASS instructions with `_lowest_bit`'s ``bfind``;
-  h200-2026-12-02-s2 run 1). A truncated row loops over block-wide steps of mask
-  words from its start while fewer than W ids are written (a full row: one step while
-  W <= 16384).
+* ``"fused"`` (many rows): one program per row, one launch. For fp32 and fp64 (word units) pass 1
+  also ranks: each block's words go through `_rank_words` as they stream (one block-wide scan of
+  their counts), so the ids are written with the mask and the row is done after the loop, with no
+  pass 2 left at one wave of rows: sparse and dense fp32 rows took 3-12% less time at R=256-2048
+  on the H200 (with 16 KB per iteration from R=512), full rows within 2% (results/h200-2026-12-02
+  run 4). For 16-bit dtypes the same ranking was 5-25 points of the copy ceiling slower on dense
+  rows (a byte of logits holds twice fp32's columns, ranked from eight times as many units; runs
+  2-3), so they keep two passes: pass 1 loops over the row with no block-wide reduction or scan
+  inside the loop (byte-unit counts accumulate per thread and are reduced once after it); a
+  barrier makes the mask stores visible to the whole block. Rows of 16-bit logits that allow it
+  (contiguous, an even number of columns, 4-byte aligned: `_pairs`) are read two columns per int32
+  and both halves tested at once (SWAR), a unit's eight verdicts gathered by byte permutes and one
+  multiply as in compact.cu (`_top_bits`): the pass-1 loop compiles to 258 instructions per 8
+  vector loads, against 342 with shifts and sums and 464 one column per int16 (sm_90, triton 3.6).
+  Pass 2 depends on the count. A row that fits in W (every id is written) is cut into one range of
+  mask words per warp: the ranges' counts are read once more from the mask, then every warp ranks
+  its own range, each lane a run of consecutive words per step (one warp scan of the lanes' sums),
+  its bit loop bounded by the row's fullest word, so a rank step has no block-wide reduction; at
+  one wave of rows (R=256 on the H200) pass 2 is the kernel's tail, and sparse and dense bf16 rows
+  took 7-11% less time than with block-wide steps (results/h200-2026-11-30-s6), 2-4% less again at
+  R=256 without the per-step maximum (h200-2026-12-01-s5; 1-4% more at R=512), and 1.5% less
+  (0.96-1.01x, R=256-1024) with runs of words per lane rather than every 32nd word (a warp scan
+  and a warp sum per word a lane held; a rank step 207 -> 147 SASS instructions with
+  `_lowest_bit`'s ``bfind``; h200-2026-12-02-s2 run 1). A truncated row loops over block-wide
+  steps of mask words from its start while fewer than W ids are written (a full row: one step
+  while W <= 16384).
 * ``"auto"`` (default): ``fused`` once ``R >= _FUSED_MIN_ROWS_PER_SM * num_SMs``, else ``split``.
 * Programs per SM: with 32 KB per iteration the `fused` kernels take 74 (paired 16-bit) to 80
   (fp32) registers, three programs per SM; in a band of rows per SM by element size
@@ -71,9 +69,9 @@ stops once ``min(count, W)`` ids are written. (The element-level alternative, a 
 Triton has no popcount, find-first-set or byte permute: on the GPU `_popcount`, `_lowest_bit`
 and `_top_bits` are inline PTX (``popc``; ``brev`` + ``bfind``; ``prmt``); the first two
 (measured with ``clz`` where ``bfind`` is now) took 3-7% off sparse and dense `fused` rows at
-R >= 256 (fp32 cells below 80% of the copy ceiling
-9 -> 3, results/h200-2026-12-01-s6 run 3). The interpreter, which runs no inline PTX, uses
-integer forms of all three (`_PTX`), and a test checks either against Python.
+R >= 256 (fp32 cells below 80% of the copy ceiling 9 -> 3, results/h200-2026-12-01-s6 run 3).
+The interpreter, which runs no inline PTX, uses integer forms of all three (`_PTX`), and a test
+checks either against Python.
 
 Finiteness is decided on the bit pattern (exponent all ones means +-inf or NaN), through an
 integer view of the logits pointer, so every dtype behaves identically and the interpreter (no
@@ -706,8 +704,10 @@ def _fused_kernel(
     row_offset = row * row_stride
     mask_row = mask_ptr + row * tl.cdiv(vocab_size, 8)
     ids_row = ids_ptr + row * width
-    unit_counts = tl.zeros((BLOCK // UNIT,), tl.int32)
-    count = tl.zeros((), tl.int32)
+    if RANKED:  # the ids ranked so far
+        count = tl.zeros((), tl.int32)
+    else:  # per-thread counts of each unit position, reduced after the loop
+        unit_counts = tl.zeros((BLOCK // UNIT,), tl.int32)
     bits = _load_bits(
         logits_ptr, row_offset, col_stride, 0, vocab_size, active, INT, EXP, BLOCK // UNIT, UNIT,
         PAIRS,
