@@ -3,9 +3,10 @@
 The kernels' results are covered by the conformance suite; these tests pin down what it does not
 reach: the `auto` choice and split configuration, zero strides, strided num_sampled_tokens,
 full rows longer than a rank step, `fused` rows ranked one range per warp over several steps,
-the block size of `fused` by rows per SM, concurrent first calls, and `split`'s
-protocol (its scratch left zero, consecutive calls of changing shapes, early stops and
-multi-block look-backs). They run on CUDA, or on the CPU under ``TRITON_INTERPRET=1``.
+the block size of `fused` by rows per SM, concurrent first calls, `split`'s protocol (its
+scratch left zero, consecutive calls of changing shapes, early stops and multi-block
+look-backs), and the device helpers that are inline PTX on the GPU against Python. They run
+on CUDA, or on the CPU under ``TRITON_INTERPRET=1``.
 """
 
 from __future__ import annotations
@@ -270,6 +271,49 @@ def test_bit_helpers_match_python_on_every_bit_position():
             f"words {value:#010x}, {other:#010x}: (popcount, lowest bit, top bits) {got} != "
             f"{expected}"
         )
+
+
+@triton.jit
+def _emit_ids_kernel(
+    words_ptr, slots_ptr, ids_ptr, width, N: tl.constexpr, THREAD_LOOP: tl.constexpr
+):
+    index = tl.arange(0, N)
+    words = tl.load(words_ptr + index)
+    slots = tl.load(slots_ptr + index)
+    backend._emit_ids(ids_ptr, words, slots, index * 32, width, 32, THREAD_LOOP)
+
+
+@pytest.mark.parametrize("thread_loop", [True, False], ids=["per-thread loop", "rounds loop"])
+def test_emit_ids_writes_each_words_bits_to_its_slots_up_to_w(thread_loop):
+    """`_emit_ids` with THREAD_LOOP runs a PTX loop over each thread's words on the GPU
+    (`_EMIT_PTX`), without it (and in the interpreter) Triton's loop of uniform rounds; each
+    against Python on words of every popcount from 0 to 32, with consecutive slots (each word's
+    bits in order) cut by a width that ends inside a word, so later bits and words write
+    nothing."""
+    generator = torch.Generator().manual_seed(11)
+    bits_per_word = torch.randint(0, 33, (512,), generator=generator)
+    order = torch.rand(512, 32, generator=generator).argsort(1)
+    chosen = (order < bits_per_word[:, None]).to(torch.int64)
+    unsigned = (chosen << torch.arange(32)).sum(1)
+    words = torch.where(unsigned >= 2**31, unsigned - 2**32, unsigned).to(torch.int32)
+    counts = chosen.sum(1)
+    slots = (counts.cumsum(0) - counts).to(torch.int32)
+    cut = 256 + int((counts[256:] >= 8).nonzero()[0])  # a word past the middle with 8+ bits
+    width = int(slots[cut]) + 3
+    expected = torch.full((int(counts.sum()),), -1, dtype=torch.int32)
+    for index, value in enumerate(unsigned.tolist()):
+        set_bits = [bit for bit in range(32) if value >> bit & 1]
+        for rank, bit in enumerate(set_bits):
+            if slots[index] + rank < width:
+                expected[slots[index] + rank] = 32 * index + bit
+    ids = torch.full_like(expected, -1, device=DEVICE)
+    _emit_ids_kernel[(1,)](
+        words.to(DEVICE), slots.to(DEVICE), ids, width, N=512, THREAD_LOOP=thread_loop
+    )
+    ids = ids.cpu()
+    differs = (ids != expected).nonzero()
+    slot = int(differs[0]) if differs.numel() else None
+    assert slot is None, f"slot {slot}: id {int(ids[slot])}, expected {int(expected[slot])}"
 
 
 PLANNED_CALLS = [  # (variant, num_reqs, vocab_size, supports, num_sampled_tokens, dtype)

@@ -9,18 +9,19 @@ row. That scan dominates the instruction count, and one program per row leaves m
 idle when there are few rows (R=1 uses one SM).
 
 The other variants split the work into two passes (``fused`` on 16-bit rows; on fp32 and fp64
-rows it ranks in pass 1, below). Pass 1 streams the logits: a block of
-columns is loaded as an ``[N, UNIT]`` tile (16-byte vector loads) whose rows are mask units,
-32-column words (combined inside a warp by shuffles) or, in ``fused`` for 16-bit dtypes,
-8-column bytes (one thread's vector each: no shuffle, and no barrier in the loop); the
-finiteness bits of a row are summed (disjoint bits: an exact OR), stored as the mask and
-popcounted. Pass 2 ranks from the *mask words* (1/32 of
-the fp32 bytes, 1/16 of bf16, L2-hot) with work proportional to words and kept ids, not to
-columns: the word counts are prefix-summed, then every word gives up its lowest set bit per
-step (column = ``32 * word + trailing zeros``, slot = word prefix + step) for as many steps as
-its block's fullest word has bits. Blocks without kept ids cost one reduction, and ranking
-stops once ``min(count, W)`` ids are written. (The element-level alternative, a per-column
-``popcount(word & ((1 << b) - 1))``, costs ~20 instructions per column for every block.)
+rows it ranks in pass 1, below). Pass 1 streams the logits: a block of columns is loaded as an
+``[N, UNIT]`` tile (16-byte vector loads) whose rows are mask units, 32-column words (combined
+inside a warp by shuffles) or, in ``fused`` for 16-bit dtypes, 8-column bytes (one thread's
+vector each: no shuffle, and no barrier in the loop); the finiteness bits of a row are summed
+(disjoint bits: an exact OR), stored as the mask and popcounted. Pass 2 ranks from the *mask
+words* (1/32 of the fp32 bytes, 1/16 of bf16, L2-hot) with work proportional to words and kept
+ids, not to columns: the word counts are prefix-summed, then every word gives up its lowest set
+bit per step (column = ``32 * word + trailing zeros``, slot = word prefix + step) for as many
+steps as its block's fullest word has bits (`_emit_ids`; on the GPU `fused`'s ranges take a PTX
+loop per thread instead, bounded by the warp's fullest word). Blocks without kept ids cost one
+reduction, and ranking stops once ``min(count, W)`` ids are written. (The element-level
+alternative, a per-column ``popcount(word & ((1 << b) - 1))``, costs ~20 instructions per column
+for every block.)
 
 * ``"split"`` (few rows): one program per tile (row, chunk of ``CHUNK`` columns), in one launch,
   not two: at R=1..16 a second launch cost ~1.5-2 us of device time and ~7 us of host dispatch on
@@ -50,15 +51,16 @@ stops once ``min(count, W)`` ids are written. (The element-level alternative, a 
   Pass 2 depends on the count. A row that fits in W (every id is written) is cut into one range of
   mask words per warp: the ranges' counts are read once more from the mask, then every warp ranks
   its own range, each lane a run of consecutive words per step (one warp scan of the lanes' sums),
-  its bit loop bounded by the row's fullest word, so a rank step has no block-wide reduction; at
-  one wave of rows (R=256 on the H200) pass 2 is the kernel's tail, and sparse and dense bf16 rows
-  took 7-11% less time than with block-wide steps (results/h200-2026-11-30-s6), 2-4% less again at
-  R=256 without the per-step maximum (h200-2026-12-01-s5; 1-4% more at R=512), and 1.5% less
-  (0.96-1.01x, R=256-1024) with runs of words per lane rather than every 32nd word (a warp scan
-  and a warp sum per word a lane held; a rank step 207 -> 147 SASS instructions with
-  `_lowest_bit`'s ``bfind``; h200-2026-12-02-s2 run 1). A truncated row loops over block-wide
-  steps of mask words from its start while fewer than W ids are written (a full row: one step
-  while W <= 16384).
+  its bit loop a PTX loop bounded by the warp's fullest word (the interpreter's: the row's), so a
+  rank step has no block-wide reduction; at one wave of rows (R=256 on the H200) pass 2 is the
+  kernel's tail, and sparse and dense bf16 rows took 7-11% less time than with block-wide steps
+  (results/h200-2026-11-30-s6), 2-4% less again at R=256 without the per-step maximum
+  (h200-2026-12-01-s5; 1-4% more at R=512), and 1.5% less (0.96-1.01x, R=256-1024) with runs of
+  words per lane rather than every 32nd word (a warp scan and a warp sum per word a lane held; a
+  rank step 207 -> 147 SASS instructions with `_lowest_bit`'s ``bfind``; h200-2026-12-02-s2 run
+  1), and 0.6-1.1% less with the PTX loop (h200-2026-12-02-s3 run 4: 2-4% at R=512, dense rows at
+  R=1024 2% more). A truncated row loops over block-wide steps of mask words from its start while
+  fewer than W ids are written (a full row: one step while W <= 16384).
 * ``"auto"`` (default): ``fused`` once ``R >= _FUSED_MIN_ROWS_PER_SM * num_SMs``, else ``split``.
 * Programs per SM: with 32 KB per iteration the `fused` kernels take 74 (paired 16-bit) to 80
   (fp32) registers, three programs per SM; in a band of rows per SM by element size
@@ -175,7 +177,8 @@ thread's 16-byte vector, no shuffle or barrier in the loop: bf16 sparse and dens
 faster at R=256 and 1024 on the H200), words otherwise (fp32 bytes still need a shuffle and a
 barrier pair per iteration, and were within 1% of words). results/h200-2026-11-30-s4 runs 1, 3."""
 _FUSED_RANGE_SUBSTEPS = 4
-"""Words per lane a `fused` warp ranks per step of its range (`_rank_ranges`): 2 was up to 4%
+"""Words per lane a `fused` warp ranks per step of its range (`_rank_ranges`; a multiple of
+`_EMIT_WORDS`, the words a PTX bit loop takes at once): 2 was up to 4%
 slower with every 32nd word per lane (H200, results/h200-2026-11-30-s6 run 4); 8, with runs of
 words per lane, took paired bf16 from 74 to 76 registers at 32 KB per iteration and from 40 to
 58 at 16 KB (six programs per SM to four), and 1.3-1.6% more time at R=256-1024
@@ -271,6 +274,74 @@ def _top_bits(a, b):
 _PTX: tl.constexpr = tl.constexpr(isinstance(_popcount, triton.runtime.JITFunction))
 """Whether the kernels compile to PTX: under Triton's interpreter (``TRITON_INTERPRET``), which
 runs no inline PTX, ``triton.jit`` makes interpreted functions instead of JITFunctions."""
+
+
+def _emit_ptx(words: int) -> str:
+    """`_emit_ids`'s PTX loop for `words` words per call (``pack``). Operands, each ``words``
+    wide, in order: outputs (unused), the address of each word's first slot, the words, their
+    first slots, their first columns, the width. Each round writes every live word's lowest set
+    bit (``brev`` + ``bfind``, as `_lowest_bit`) to its next slot and clears it; a word whose
+    next slot is at or past the width is dropped; the loop ends when all are empty, so a warp
+    runs as many rounds as its fullest word has bits. The words' chains are independent, so a
+    round's latencies overlap as in Triton's loop; one word per loop, in turn, was slower on
+    sparse and dense bf16 rows at R=256 (0.99-1.03x against Triton's loop, 0.994-0.998x over
+    all 27 cells, where four words at once gave 0.989-0.994x, H200, results/h200-2026-12-02-s3
+    runs 1, 3-4), and took paired bf16 from 74 to 64 registers at 32 KB, ptxas then reading
+    the thread index again inside pass 1's loop (258 -> 274 instructions; four words: 74 and
+    258, sm_90, triton 3.6). Highest bit first (``bfind`` without ``brev``) was 0.7% slower
+    (run 3). Labels are local to the braces (PTX scopes them by block), so every copy of the
+    loop has its own."""
+    operand = {
+        name: k * words for k, name in enumerate(("out", "address", "word", "slot", "col", "width"))
+    }
+    body = []
+    for k in range(words):
+        body += [
+            f"setp.ne.b32 live, w{k}, 0;",
+            f"setp.lt.and.s32 kept, s{k}, ${operand['width'] + k}, live;",
+            f"brev.b32 id{k}, w{k};",
+            f"bfind.shiftamt.u32 id{k}, id{k};",
+            f"add.s32 id{k}, id{k}, ${operand['col'] + k};",
+            f"@kept st.global.b32 [a{k}], id{k};",
+            f"@!kept mov.b32 w{k}, 0;",
+            f"add.s32 id{k}, w{k}, -1;",
+            f"and.b32 w{k}, w{k}, id{k};",
+            f"add.s64 a{k}, a{k}, 4;",
+            f"add.s32 s{k}, s{k}, 1;",
+        ]
+
+    def registers(*prefixes: str) -> str:
+        return ", ".join(f"{prefix}{k}" for prefix in prefixes for k in range(words))
+
+    lines = [
+        "{",
+        ".reg .pred live, kept;",
+        f".reg .b32 left, {registers('w', 's', 'id')};",
+        f".reg .b64 {registers('a')};",
+        *(f"mov.b64 a{k}, ${operand['address'] + k};" for k in range(words)),
+        *(f"mov.b32 w{k}, ${operand['word'] + k};" for k in range(words)),
+        *(f"mov.b32 s{k}, ${operand['slot'] + k};" for k in range(words)),
+        "EMIT:",
+        "mov.b32 left, w0;",
+        *(f"or.b32 left, left, w{k};" for k in range(1, words)),
+        "setp.eq.b32 live, left, 0;",
+        "@live bra DONE;",
+        *body,
+        "bra EMIT;",
+        "DONE:",
+        *(f"mov.b32 ${operand['out'] + k}, 0;" for k in range(words)),
+        "}",
+    ]
+    return "\n".join(lines)
+
+
+_EMIT_WORDS: tl.constexpr = tl.constexpr(4)
+"""Words per `_EMIT_PTX` loop (Triton's ``pack``: consecutive elements of a thread): a thread
+of `_rank_ranges` holds `_FUSED_RANGE_SUBSTEPS` words, which must be a multiple of it."""
+_EMIT_PTX: tl.constexpr = tl.constexpr(_emit_ptx(_EMIT_WORDS.value))
+_EMIT_CONSTRAINTS: tl.constexpr = tl.constexpr(
+    ",".join(["=r"] * _EMIT_WORDS.value + [c for c in "lrrrr" for _ in range(_EMIT_WORDS.value)])
+)
 
 
 @triton.jit
@@ -413,14 +484,33 @@ def _load_mask_words(mask_row_ptr, index, valid, vocab_size, WORDS: tl.constexpr
 
 
 @triton.jit
-def _emit_ids(ids_row_ptr, words, slot, cols, width, bits):
+def _emit_ids(ids_row_ptr, words, slot, cols, width, bits, THREAD_LOOP: tl.constexpr):
     """Write the column of every set bit of `words` (any shape) to consecutive slots from `slot`
-    (< width), lowest bit first; column = `cols` + bit. `bits`: the most set bits of any word."""
-    rest = words
-    for _ in range(bits):
-        tl.store(ids_row_ptr + slot, cols + _lowest_bit(rest), mask=(rest != 0) & (slot < width))
-        rest = rest & (rest - 1)
-        slot += 1
+    (< width), lowest bit first; column = `cols` + bit. `bits`: the most set bits of any word.
+
+    Triton's loops take a bound uniform over the program, so every word takes `bits` rounds
+    (masked stores). THREAD_LOOP, on the GPU: a PTX loop (`_EMIT_PTX`) over each thread's
+    `_EMIT_WORDS` words at once, so a warp runs as many rounds as its own fullest word has bits
+    (sparse and dense bf16 rows 2-4% faster at R=512, within 2% at R=256, dense rows at R=1024
+    2% slower: H200, results/h200-2026-12-02-s3 run 4). It needs every word held by one thread,
+    a multiple of `_EMIT_WORDS` per thread (`_rank_ranges`' tile): words reduced from a tile
+    are held by several threads, which would each write them. The interpreter runs no inline
+    PTX; a test checks both forms against Python (on the GPU, the PTX loop for THREAD_LOOP).
+    """
+    if _PTX and THREAD_LOOP:
+        address = (ids_row_ptr + slot).to(tl.int64)
+        tl.inline_asm_elementwise(
+            _EMIT_PTX, _EMIT_CONSTRAINTS, [address, words, slot, cols, width], dtype=tl.int32,
+            is_pure=False, pack=_EMIT_WORDS,
+        )  # fmt: skip
+    else:
+        rest = words
+        for _ in range(bits):
+            tl.store(
+                ids_row_ptr + slot, cols + _lowest_bit(rest), mask=(rest != 0) & (slot < width)
+            )
+            rest = rest & (rest - 1)
+            slot += 1
 
 
 @triton.jit
@@ -443,7 +533,7 @@ def _rank_words(ids_row_ptr, words, base, start, width, NW: tl.constexpr, UNIT: 
     elif (total > 0) & (base < width):
         slot = base + tl.cumsum(word_counts, 0) - word_counts
         cols = start + tl.arange(0, NW) * UNIT
-        _emit_ids(ids_row_ptr, words, slot, cols, width, tl.max(word_counts, 0))
+        _emit_ids(ids_row_ptr, words, slot, cols, width, tl.max(word_counts, 0), False)
     return base + total
 
 
@@ -471,8 +561,9 @@ def _count_ranges(
     WORDS: tl.constexpr,
 ):  # fmt: skip
     """``(counts, fullest)``: the kept ids of each of RANGES ranges of `range_words` mask words,
-    and the most set bits of any word of the row (independent loads of SUBSTEPS words per lane
-    per step: the row's mask is read once more, from L2)."""
+    and the most set bits of any word of the row (the interpreter's bit-loop bound: unused, and
+    compiled out, on the GPU; independent loads of SUBSTEPS words per lane per step: the row's
+    mask is read once more, from L2)."""
     first_word, offset = _range_tile(range_words, RANGES, SUBSTEPS, False)
     counts = tl.zeros(offset.shape, tl.int32)
     most = tl.zeros(offset.shape, tl.int32)
@@ -496,10 +587,11 @@ def _rank_ranges(
 
     Range k is words [k * range_words, (k + 1) * range_words) and its first id has rank
     ``sum(range_counts[:k])``. A step takes SUBSTEPS x 32 consecutive words of every range as
-    `_range_tile`'s flat tile, so the ranks need only scans across a warp, and `fullest`, the
-    most set bits of any word of the row (`_count_ranges`), bounds every step's bit loop: no
-    block-wide reduction in the loop, so no step waits for the other warps (a maximum per step
-    took three barriers). Nothing stops early: every id is written, since count <= W. (The
+    `_range_tile`'s flat tile, so the ranks need only scans across a warp, and the bit loop
+    needs no block-wide bound: on the GPU each warp's stops at its own fullest word (`_emit_ids`),
+    in the interpreter every step's runs `fullest` rounds, the most set bits of any word of the
+    row (`_count_ranges`). No step waits for the other warps (a maximum per step took three
+    barriers). Nothing stops early: every id is written, since count <= W. (The
     loads' range masks only save work: a word past its range is the next range's, in order, and
     would be written again to the same slot.)
     """
@@ -522,7 +614,7 @@ def _rank_ranges(
         lane_counts = tl.sum(counts, 0)
         slot = (base[:, None] + tl.cumsum(lane_counts, 1) - lane_counts)[None, :, :]
         slot += tl.cumsum(counts, 0) - counts
-        _emit_ids(ids_row_ptr, ranked, tl.reshape(slot, (TILE,)), index * 32, width, fullest)
+        _emit_ids(ids_row_ptr, ranked, tl.reshape(slot, (TILE,)), index * 32, width, fullest, True)
         base += tl.sum(lane_counts, 1)
 
 
