@@ -1,8 +1,9 @@
 """Markdown summary of a `masks compare` results JSON against the project's H200 targets.
 
-Strict readings: the lowest % of the ceiling over R >= 256, the slowest support at each small R,
-and the slowest R=1 shape's dispatch (each shape's dispatch is already a median over batches;
-the host probe's median over the same shapes shows how fast the host itself was).
+Strict readings: the lowest % of the ceiling over R >= 256 (and how many cells there fall below
+the bandwidth target), the slowest support at each small R, and the slowest R=1 shape's dispatch
+(each shape's dispatch is already a median over batches; the host probe's median over the same
+shapes shows how fast the host itself was).
 
 Run: ``python benchmarks/summarize.py benchmarks/results/<gpu>-<date>/compare.json`` (or a
 ``compare.json.gz``)
@@ -25,6 +26,9 @@ TARGETS = {  # backend family: (min % of copy ceiling at R >= 256, max device us
     "cupy": (80.0, 12.0, 20.0),
     "numba": (80.0, 15.0, 25.0),
 }
+BANDWIDTH_TARGET = 80.0
+"""% of the ceiling the cells-below column counts against for a backend with no targets (the
+reference, variants)."""
 
 
 def _fmt(value: float | None, spec: str = ".1f") -> str:
@@ -52,9 +56,9 @@ def summarize(report: dict) -> str:
         f"code sha256 {(env.get('code_sha256') or 'not recorded')[:12]}; {env.get('date')}.",
         "",
         "| backend | min % ceiling, R>=256 fp32 (sparse/dense/full) | same, bf16 "
-        "| device us R=1/4/16 (V=151936 fp32, slowest support) "
+        "| cells < target %, R>=256 | device us R=1/4/16 (V=151936 fp32, slowest support) "
         "| dispatch us R=1 (min/median/max) | host probe us | targets met |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     by_backend: dict[str, list[dict]] = defaultdict(list)
     for result in timed:
@@ -66,6 +70,10 @@ def summarize(report: dict) -> str:
             if r["num_reqs"] >= LARGE_BATCH:
                 large[(r["dtype"], r["support"])].append(r["pct_of_ceiling"])
         mins = {key: min(values) for key, values in large.items()}
+        family_target = TARGETS.get(backend.split(":")[0])
+        bandwidth = family_target[0] if family_target else BANDWIDTH_TARGET
+        cells = [pct for values in large.values() for pct in values]
+        below = sum(pct < bandwidth for pct in cells)
 
         def row(dtype: str, mins: dict = mins) -> str:
             return "/".join(_fmt(mins.get((dtype, s)), ".0f") for s in ("sparse", "dense", "full"))
@@ -96,6 +104,8 @@ def summarize(report: dict) -> str:
             )
         lines.append(
             f"| {backend} | {row('float32')} | {row('bfloat16')} | "
+            + (f"{below} of {len(cells)} < {bandwidth:.0f}" if cells else "-")
+            + " | "
             + "/".join(_fmt(small.get(n)) for n in SMALL_BATCHES)
             + f" | {_spread(dispatch)} | {_fmt(_median(probe))} | {met} |"
         )

@@ -53,17 +53,17 @@ def _set(report: dict, value_key: str, value: float, **where: object) -> dict:
 
 def test_every_cell_within_target_is_met() -> None:
     row = _cupy_row(_report())
-    assert row[1:4] == ["85/85/85", "85/85/85", "10.0/10.0/10.0"]
-    assert row[4:] == ["12.0/13.0/14.0", "7.0", "yes"]
+    assert row[1:5] == ["85/85/85", "85/85/85", "0 of 6 < 80", "10.0/10.0/10.0"]
+    assert row[5:] == ["12.0/13.0/14.0", "7.0", "yes"]
 
 
 def test_one_slow_cell_misses_a_target() -> None:
     report = _report()
     slow_dispatch = _set(report, "dispatch_us", 20.5, num_reqs=1, dtype="bfloat16", support="full")
-    assert _cupy_row(slow_dispatch)[4:] == ["12.0/13.0/20.5", "7.0", "no"]
+    assert _cupy_row(slow_dispatch)[5:] == ["12.0/13.0/20.5", "7.0", "no"]
     slow_support = _set(report, "device_time_us", 12.5, num_reqs=4, support="dense")
-    assert _cupy_row(slow_support)[3] == "10.0/12.5/10.0"
+    assert _cupy_row(slow_support)[4] == "10.0/12.5/10.0"
     assert _cupy_row(slow_support)[-1] == "no"
     low_cell = _set(report, "pct_of_ceiling", 79.0, num_reqs=256, dtype="bfloat16", support="dense")
-    assert _cupy_row(low_cell)[1:3] == ["85/85/85", "85/79/85"]
+    assert _cupy_row(low_cell)[1:4] == ["85/85/85", "85/79/85", "1 of 6 < 80"]
     assert _cupy_row(low_cell)[-1] == "no"

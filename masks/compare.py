@@ -566,13 +566,16 @@ def _progress(total: int, enabled: bool) -> Iterator[_PlainProgress]:
 
 
 def environment(device: torch.device, command: str) -> dict[str, Any]:
-    """Machine, software and code version of a run (what a reader needs to reproduce it)."""
+    """Machine, software and code version of a run (what a reader needs to reproduce it). The
+    host name and the GPU's UUID tell whether two runs shared a machine: hosts of one model
+    differ by a few percent."""
     env: dict[str, Any] = {
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "command": command,
         "device_type": device.type,
         "python": platform.python_version(),
         "platform": platform.platform(),
+        "host": platform.node(),
         "libraries": _library_versions(),
         "unavailable_backends": masks.unavailable_reasons(device),
         "git_commit": _git("rev-parse", "HEAD"),
@@ -586,6 +589,7 @@ def environment(device: torch.device, command: str) -> dict[str, Any]:
         props = torch.cuda.get_device_properties(device)
         env.update(
             device_name=props.name,
+            device_uuid=str(getattr(props, "uuid", "")) or None,
             sm_count=props.multi_processor_count,
             l2_bytes=getattr(props, "L2_cache_size", None),
             memory_bytes=props.total_memory,

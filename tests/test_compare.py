@@ -10,6 +10,7 @@ import dataclasses
 import gzip
 import itertools
 import json
+import platform
 import subprocess
 import sys
 import time
@@ -52,6 +53,7 @@ def test_cli_quick_writes_table_json_csv_and_png(tmp_path: Path) -> None:
     assert report["settings"]["l2_flush"] == "write"
     environment = report["environment"]
     assert environment["device_type"] == "cpu"
+    assert environment["host"] == platform.node()
     assert environment["code_sha256"] == compare.code_fingerprint()
     assert environment["command"].startswith("masks compare --quick")
     assert "torch" in environment["libraries"]
