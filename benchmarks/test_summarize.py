@@ -67,3 +67,20 @@ def test_one_slow_cell_misses_a_target() -> None:
     low_cell = _set(report, "pct_of_ceiling", 79.0, num_reqs=256, dtype="bfloat16", support="dense")
     assert _cupy_row(low_cell)[1:4] == ["85/85/85", "85/79/85", "1 of 6 < 80"]
     assert _cupy_row(low_cell)[-1] == "no"
+
+
+def test_variants_and_the_reference_count_cells_below_80() -> None:
+    """A variant counts its cells against its family's bandwidth target, and a backend without
+    targets (the torch reference) against 80%; neither gets a targets verdict."""
+    report = _report()
+    variant = [{**r, "backend": "cupy:split", "pct_of_ceiling": 79.0} for r in report["results"]]
+    reference = [{**r, "backend": "torch", "pct_of_ceiling": 2.0} for r in report["results"]]
+    report["results"] += variant + reference
+    rows = {
+        line.split("|")[1].strip(): [cell.strip() for cell in line.strip("|").split("|")]
+        for line in summarize(report).splitlines()
+        if line.startswith("| ") and not line.startswith("| backend")
+    }
+    assert rows["cupy:split"][3] == "6 of 6 < 80" and rows["cupy:split"][-1] == "-"
+    assert rows["torch"][3] == "6 of 6 < 80" and rows["torch"][-1] == "-"
+    assert rows["cupy"][3] == "0 of 6 < 80"

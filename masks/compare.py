@@ -567,8 +567,8 @@ def _progress(total: int, enabled: bool) -> Iterator[_PlainProgress]:
 
 def environment(device: torch.device, command: str) -> dict[str, Any]:
     """Machine, software and code version of a run (what a reader needs to reproduce it). The
-    host name and the GPU's UUID tell whether two runs shared a machine: hosts of one model
-    differ by a few percent."""
+    GPU's UUID tells whether two runs shared a GPU (hosts of one model differ by a few percent;
+    host names may not tell them apart)."""
     env: dict[str, Any] = {
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "command": command,

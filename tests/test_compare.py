@@ -14,6 +14,7 @@ import platform
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -72,6 +73,12 @@ def test_cli_quick_writes_table_json_csv_and_png(tmp_path: Path) -> None:
     pngs = sorted(tmp_path.glob("compare-*.png"))
     assert [p.name for p in pngs] == ["compare-float32-full.png", "compare-float32-sparse.png"]
     assert all(p.read_bytes().startswith(PNG_MAGIC) for p in pngs)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="a GPU's UUID needs a CUDA device")
+def test_environment_names_the_gpu_by_uuid() -> None:
+    environment = compare.environment(torch.device("cuda"), "masks compare")
+    assert uuid.UUID(environment["device_uuid"])  # nvidia-smi's, without its "GPU-" prefix
 
 
 def _flip_one_mask_bit(calls: list[int]):

@@ -290,6 +290,8 @@ def test_emit_ids_writes_each_words_bits_to_its_slots_up_to_w(thread_loop):
     against Python on words of every popcount from 0 to 32, with consecutive slots (each word's
     bits in order) cut by a width that ends inside a word, so later bits and words write
     nothing."""
+    if thread_loop and DEVICE.type == "cpu":
+        pytest.skip("the interpreter runs no inline PTX: THREAD_LOOP takes the rounds loop too")
     generator = torch.Generator().manual_seed(11)
     bits_per_word = torch.randint(0, 33, (512,), generator=generator)
     order = torch.rand(512, 32, generator=generator).argsort(1)
@@ -314,6 +316,14 @@ def test_emit_ids_writes_each_words_bits_to_its_slots_up_to_w(thread_loop):
     differs = (ids != expected).nonzero()
     slot = int(differs[0]) if differs.numel() else None
     assert slot is None, f"slot {slot}: id {int(ids[slot])}, expected {int(expected[slot])}"
+
+
+def test_range_substeps_must_fill_the_ptx_loops(monkeypatch):
+    """A thread's words are handed to `_EMIT_PTX` `_EMIT_WORDS` at a time; a knob that leaves a
+    call short would give it undefined operands, so planning the kernel refuses it."""
+    monkeypatch.setattr(backend, "_FUSED_RANGE_SUBSTEPS", 2)
+    with pytest.raises(ValueError, match="multiple of _EMIT_WORDS"):
+        backend._fused_constexprs(torch.bfloat16, True, True, backend._FUSED_BLOCK_BYTES)
 
 
 PLANNED_CALLS = [  # (variant, num_reqs, vocab_size, supports, num_sampled_tokens, dtype)

@@ -73,7 +73,8 @@ and `_top_bits` are inline PTX (``popc``; ``brev`` + ``bfind``; ``prmt``); the f
 (measured with ``clz`` where ``bfind`` is now) took 3-7% off sparse and dense `fused` rows at
 R >= 256 (fp32 cells below 80% of the copy ceiling 9 -> 3, results/h200-2026-12-01-s6 run 3).
 The interpreter, which runs no inline PTX, uses integer forms of all three (`_PTX`), and a test
-checks either against Python.
+checks either against Python; so does `_emit_ids`, whose PTX loop (`_EMIT_PTX`) the interpreter
+replaces by Triton's loop of uniform rounds.
 
 Finiteness is decided on the bit pattern (exponent all ones means +-inf or NaN), through an
 integer view of the logits pointer, so every dtype behaves identically and the interpreter (no
@@ -178,10 +179,10 @@ faster at R=256 and 1024 on the H200), words otherwise (fp32 bytes still need a 
 barrier pair per iteration, and were within 1% of words). results/h200-2026-11-30-s4 runs 1, 3."""
 _FUSED_RANGE_SUBSTEPS = 4
 """Words per lane a `fused` warp ranks per step of its range (`_rank_ranges`; a multiple of
-`_EMIT_WORDS`, the words a PTX bit loop takes at once): 2 was up to 4%
-slower with every 32nd word per lane (H200, results/h200-2026-11-30-s6 run 4); 8, with runs of
-words per lane, took paired bf16 from 74 to 76 registers at 32 KB per iteration and from 40 to
-58 at 16 KB (six programs per SM to four), and 1.3-1.6% more time at R=256-1024
+`_EMIT_WORDS`, the words a PTX bit loop takes at once): 2 was up to 4% slower with every 32nd
+word per lane (H200, results/h200-2026-11-30-s6 run 4); 8, with runs of words per lane and
+Triton's bit loop, took paired bf16 from 74 to 76 registers at 32 KB per iteration and from 40
+to 58 at 16 KB (six programs per SM to four), and 1.3-1.6% more time at R=256-1024
 (h200-2026-12-02-s2 run 1; registers: its local-sass.txt)."""
 _FUSED_COUNT_SUBSTEPS = 8
 """Words per lane a `fused` warp counts per step of its range (`_count_ranges`): 16 took bf16
@@ -276,24 +277,21 @@ _PTX: tl.constexpr = tl.constexpr(isinstance(_popcount, triton.runtime.JITFuncti
 runs no inline PTX, ``triton.jit`` makes interpreted functions instead of JITFunctions."""
 
 
+_EMIT_OPERANDS = (
+    ("out", "=r"), ("address", "l"), ("word", "r"), ("slot", "r"), ("col", "r"), ("width", "r"),
+)  # fmt: skip
+"""`_EMIT_PTX`'s operands in order, with their constraints, each `_EMIT_WORDS` wide."""
+
+
 def _emit_ptx(words: int) -> str:
-    """`_emit_ids`'s PTX loop for `words` words per call (``pack``). Operands, each ``words``
-    wide, in order: outputs (unused), the address of each word's first slot, the words, their
-    first slots, their first columns, the width. Each round writes every live word's lowest set
-    bit (``brev`` + ``bfind``, as `_lowest_bit`) to its next slot and clears it; a word whose
-    next slot is at or past the width is dropped; the loop ends when all are empty, so a warp
-    runs as many rounds as its fullest word has bits. The words' chains are independent, so a
-    round's latencies overlap as in Triton's loop; one word per loop, in turn, was slower on
-    sparse and dense bf16 rows at R=256 (0.99-1.03x against Triton's loop, 0.994-0.998x over
-    all 27 cells, where four words at once gave 0.989-0.994x, H200, results/h200-2026-12-02-s3
-    runs 1, 3-4), and took paired bf16 from 74 to 64 registers at 32 KB, ptxas then reading
-    the thread index again inside pass 1's loop (258 -> 274 instructions; four words: 74 and
-    258, sm_90, triton 3.6). Highest bit first (``bfind`` without ``brev``) was 0.7% slower
-    (run 3). Labels are local to the braces (PTX scopes them by block), so every copy of the
-    loop has its own."""
-    operand = {
-        name: k * words for k, name in enumerate(("out", "address", "word", "slot", "col", "width"))
-    }
+    """`_emit_ids`'s PTX loop for `words` words per call (``pack``; operands: `_EMIT_OPERANDS`).
+    Each round writes every live word's lowest set bit (``brev`` + ``bfind``, as `_lowest_bit`)
+    to its next slot and clears it; a word whose next slot is at or past the width is dropped;
+    the loop ends when all are empty, so a warp runs as many rounds as its fullest word has
+    bits. The words' chains are independent, so a round's latencies overlap as in Triton's loop
+    (a loop per word, one chain at a time, was slower: results/h200-2026-12-02-s3). Labels are
+    local to the braces (PTX scopes them by block), so every copy of the loop has its own."""
+    operand = {name: k * words for k, (name, _) in enumerate(_EMIT_OPERANDS)}
     body = []
     for k in range(words):
         body += [
@@ -315,7 +313,7 @@ def _emit_ptx(words: int) -> str:
 
     lines = [
         "{",
-        ".reg .pred live, kept;",
+        ".reg .pred empty, live, kept;",
         f".reg .b32 left, {registers('w', 's', 'id')};",
         f".reg .b64 {registers('a')};",
         *(f"mov.b64 a{k}, ${operand['address'] + k};" for k in range(words)),
@@ -324,8 +322,8 @@ def _emit_ptx(words: int) -> str:
         "EMIT:",
         "mov.b32 left, w0;",
         *(f"or.b32 left, left, w{k};" for k in range(1, words)),
-        "setp.eq.b32 live, left, 0;",
-        "@live bra DONE;",
+        "setp.eq.b32 empty, left, 0;",
+        "@empty bra DONE;",
         *body,
         "bra EMIT;",
         "DONE:",
@@ -340,7 +338,7 @@ _EMIT_WORDS: tl.constexpr = tl.constexpr(4)
 of `_rank_ranges` holds `_FUSED_RANGE_SUBSTEPS` words, which must be a multiple of it."""
 _EMIT_PTX: tl.constexpr = tl.constexpr(_emit_ptx(_EMIT_WORDS.value))
 _EMIT_CONSTRAINTS: tl.constexpr = tl.constexpr(
-    ",".join(["=r"] * _EMIT_WORDS.value + [c for c in "lrrrr" for _ in range(_EMIT_WORDS.value)])
+    ",".join(kind for _, kind in _EMIT_OPERANDS for _ in range(_EMIT_WORDS.value))
 )
 
 
@@ -486,16 +484,16 @@ def _load_mask_words(mask_row_ptr, index, valid, vocab_size, WORDS: tl.constexpr
 @triton.jit
 def _emit_ids(ids_row_ptr, words, slot, cols, width, bits, THREAD_LOOP: tl.constexpr):
     """Write the column of every set bit of `words` (any shape) to consecutive slots from `slot`
-    (< width), lowest bit first; column = `cols` + bit. `bits`: the most set bits of any word.
+    (< width), lowest bit first; column = `cols` + bit. `bits`: the most set bits of any word
+    (unused by the PTX loop).
 
     Triton's loops take a bound uniform over the program, so every word takes `bits` rounds
     (masked stores). THREAD_LOOP, on the GPU: a PTX loop (`_EMIT_PTX`) over each thread's
     `_EMIT_WORDS` words at once, so a warp runs as many rounds as its own fullest word has bits
-    (sparse and dense bf16 rows 2-4% faster at R=512, within 2% at R=256, dense rows at R=1024
-    2% slower: H200, results/h200-2026-12-02-s3 run 4). It needs every word held by one thread,
-    a multiple of `_EMIT_WORDS` per thread (`_rank_ranges`' tile): words reduced from a tile
-    are held by several threads, which would each write them. The interpreter runs no inline
-    PTX; a test checks both forms against Python (on the GPU, the PTX loop for THREAD_LOOP).
+    (bf16 `fused` 0.6-1.1% faster: module docstring). It wants a tile built from an ``arange``,
+    `_EMIT_WORDS` words or a multiple per thread (`_rank_ranges`): a word reduced from a tile is
+    held by several threads, which would each run its loop. The interpreter runs no inline PTX;
+    a test checks both forms against Python (on the GPU, the PTX loop for THREAD_LOOP).
     """
     if _PTX and THREAD_LOOP:
         address = (ids_row_ptr + slot).to(tl.int64)
@@ -560,40 +558,36 @@ def _count_ranges(
     mask_row_ptr, range_words, vocab_size, RANGES: tl.constexpr, SUBSTEPS: tl.constexpr,
     WORDS: tl.constexpr,
 ):  # fmt: skip
-    """``(counts, fullest)``: the kept ids of each of RANGES ranges of `range_words` mask words,
-    and the most set bits of any word of the row (the interpreter's bit-loop bound: unused, and
-    compiled out, on the GPU; independent loads of SUBSTEPS words per lane per step: the row's
-    mask is read once more, from L2)."""
+    """The kept ids of each of RANGES ranges of `range_words` mask words (independent loads of
+    SUBSTEPS words per lane per step: the row's mask is read once more, from L2)."""
     first_word, offset = _range_tile(range_words, RANGES, SUBSTEPS, False)
     counts = tl.zeros(offset.shape, tl.int32)
-    most = tl.zeros(offset.shape, tl.int32)
     for step in range(0, range_words, SUBSTEPS * 32):
         index = first_word + step + offset
         words = _load_mask_words(
             mask_row_ptr, index, step + offset < range_words, vocab_size, WORDS
         )
-        word_counts = _popcount(words)
-        counts += word_counts
-        most = tl.maximum(most, word_counts)
-    return tl.sum(tl.sum(tl.reshape(counts, (SUBSTEPS, RANGES, 32)), 2), 0), tl.max(most, 0)
+        counts += _popcount(words)
+    return tl.sum(tl.sum(tl.reshape(counts, (SUBSTEPS, RANGES, 32)), 2), 0)
 
 
 @triton.jit
 def _rank_ranges(
-    ids_row_ptr, mask_row_ptr, range_counts, fullest, range_words, vocab_size, width,
-    RANGES: tl.constexpr, SUBSTEPS: tl.constexpr, WORDS: tl.constexpr,
+    ids_row_ptr, mask_row_ptr, range_counts, range_words, vocab_size, width, RANGES: tl.constexpr,
+    SUBSTEPS: tl.constexpr, WORDS: tl.constexpr,
 ):  # fmt: skip
     """Write every kept id of a row whose count fits in W, one range of mask words per warp.
 
     Range k is words [k * range_words, (k + 1) * range_words) and its first id has rank
     ``sum(range_counts[:k])``. A step takes SUBSTEPS x 32 consecutive words of every range as
-    `_range_tile`'s flat tile, so the ranks need only scans across a warp, and the bit loop
-    needs no block-wide bound: on the GPU each warp's stops at its own fullest word (`_emit_ids`),
-    in the interpreter every step's runs `fullest` rounds, the most set bits of any word of the
-    row (`_count_ranges`). No step waits for the other warps (a maximum per step took three
-    barriers). Nothing stops early: every id is written, since count <= W. (The
-    loads' range masks only save work: a word past its range is the next range's, in order, and
-    would be written again to the same slot.)
+    `_range_tile`'s flat tile, so the ranks need only scans across a warp, and on the GPU the
+    bit loop needs no block-wide bound: each warp's stops at its own fullest word (`_emit_ids`;
+    the step's fullest word, a block-wide maximum, bounds the interpreter's and is compiled out
+    on the GPU, where a maximum per step took three barriers). No step waits for the other
+    warps. Nothing stops early: every id is written, since count <= W. (The loads' range masks
+    only save work: a word past its range is the next range's, in order, and would be written
+    again to the same slot.) A thread holds SUBSTEPS words (RANGES is the number of warps), a
+    multiple of the PTX loop's `_EMIT_WORDS` (`_fused_constexprs` checks).
     """
     TILE: tl.constexpr = SUBSTEPS * RANGES * 32
     first_word, offset = _range_tile(range_words, RANGES, SUBSTEPS, True)
@@ -608,13 +602,17 @@ def _rank_ranges(
         words = _load_mask_words(
             mask_row_ptr, first_word + next_offset, next_offset < range_words, vocab_size, WORDS
         )
-        counts = tl.reshape(_popcount(ranked), (SUBSTEPS, RANGES, 32))
+        word_counts = _popcount(ranked)
+        counts = tl.reshape(word_counts, (SUBSTEPS, RANGES, 32))
         # ids before each word: the earlier lanes of its range (one warp scan of the lanes'
         # sums) and the lane's earlier words (its registers)
         lane_counts = tl.sum(counts, 0)
         slot = (base[:, None] + tl.cumsum(lane_counts, 1) - lane_counts)[None, :, :]
         slot += tl.cumsum(counts, 0) - counts
-        _emit_ids(ids_row_ptr, ranked, tl.reshape(slot, (TILE,)), index * 32, width, fullest, True)
+        _emit_ids(
+            ids_row_ptr, ranked, tl.reshape(slot, (TILE,)), index * 32, width,
+            tl.max(word_counts, 0), True,
+        )  # fmt: skip
         base += tl.sum(lane_counts, 1)
 
 
@@ -824,12 +822,12 @@ def _fused_kernel(
     if count <= width:
         if count > 0:
             range_words = tl.cdiv(tl.cdiv(vocab_size, 32), RANGES)
-            range_counts, fullest = _count_ranges(
+            range_counts = _count_ranges(
                 mask_row, range_words, vocab_size, RANGES, COUNT_SUBSTEPS, WORDS
             )
             _rank_ranges(
-                ids_row, mask_row, range_counts, fullest, range_words, vocab_size, width, RANGES,
-                SUBSTEPS, WORDS,
+                ids_row, mask_row, range_counts, range_words, vocab_size, width, RANGES, SUBSTEPS,
+                WORDS,
             )  # fmt: skip
     else:
         base = tl.zeros((), tl.int32)
@@ -1058,6 +1056,8 @@ def _fused_constexprs(dtype: torch.dtype, words: bool, pairs: bool, block_bytes:
     """`_fused_kernel`'s constexprs for logits of ``dtype``, in its parameter order (also what
     benchmarks/triton_registers.py compiles)."""
     int_type, exponent, itemsize = _BITS[dtype]
+    if _FUSED_RANGE_SUBSTEPS % _EMIT_WORDS.value:  # else a loop gets undefined operands
+        raise ValueError("_FUSED_RANGE_SUBSTEPS must be a multiple of _EMIT_WORDS")
     return {
         "INT": int_type, "EXP": exponent, "BLOCK": block_bytes // itemsize,
         "RANK_WORDS": _FUSED_RANK_WORDS, "PAD": _PAD_BLOCK, "WORDS": words,
