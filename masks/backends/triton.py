@@ -51,10 +51,10 @@ for every block.)
   Pass 2 depends on the count. A row that fits in W (every id is written) is cut into one range of
   mask words per warp: the ranges' counts are read once more from the mask, then every warp ranks
   its own range, each lane a run of consecutive words per step (one warp scan of the lanes' sums),
-  its bit loop a PTX loop bounded by the warp's fullest word (the interpreter's: the row's), so a
-  rank step has no block-wide reduction; at one wave of rows (R=256 on the H200) pass 2 is the
-  kernel's tail, and sparse and dense bf16 rows took 7-11% less time than with block-wide steps
-  (results/h200-2026-11-30-s6), 2-4% less again at R=256 without the per-step maximum
+  its bit loop a PTX loop bounded by the warp's fullest word (the interpreter's: the step's), so
+  on the GPU a rank step has no block-wide reduction; at one wave of rows (R=256 on the H200) pass
+  2 is the kernel's tail, and sparse and dense bf16 rows took 7-11% less time than with block-wide
+  steps (results/h200-2026-11-30-s6), 2-4% less again at R=256 without the per-step maximum
   (h200-2026-12-01-s5; 1-4% more at R=512), and 1.5% less (0.96-1.01x, R=256-1024) with runs of
   words per lane rather than every 32nd word (a warp scan and a warp sum per word a lane held; a
   rank step 207 -> 147 SASS instructions with `_lowest_bit`'s ``bfind``; h200-2026-12-02-s2 run
