@@ -38,8 +38,8 @@ def _report() -> dict:
     return {"environment": environment, "copy_ceiling": {"gbps": 4000.0}, "results": results}
 
 
-def _cupy_row(report: dict) -> list[str]:
-    (row,) = [line for line in summarize(report).splitlines() if line.startswith("| cupy ")]
+def _row(report: dict, backend: str = "cupy") -> list[str]:
+    (row,) = [line for line in summarize(report).splitlines() if line.startswith(f"| {backend} ")]
     return [cell.strip() for cell in row.strip("|").split("|")]
 
 
@@ -52,7 +52,7 @@ def _set(report: dict, value_key: str, value: float, **where: object) -> dict:
 
 
 def test_every_cell_within_target_is_met() -> None:
-    row = _cupy_row(_report())
+    row = _row(_report())
     assert row[1:5] == ["85/85/85", "85/85/85", "0 of 6 < 80", "10.0/10.0/10.0"]
     assert row[5:] == ["12.0/13.0/14.0", "7.0", "yes"]
 
@@ -60,13 +60,13 @@ def test_every_cell_within_target_is_met() -> None:
 def test_one_slow_cell_misses_a_target() -> None:
     report = _report()
     slow_dispatch = _set(report, "dispatch_us", 20.5, num_reqs=1, dtype="bfloat16", support="full")
-    assert _cupy_row(slow_dispatch)[5:] == ["12.0/13.0/20.5", "7.0", "no"]
+    assert _row(slow_dispatch)[5:] == ["12.0/13.0/20.5", "7.0", "no"]
     slow_support = _set(report, "device_time_us", 12.5, num_reqs=4, support="dense")
-    assert _cupy_row(slow_support)[4] == "10.0/12.5/10.0"
-    assert _cupy_row(slow_support)[-1] == "no"
+    assert _row(slow_support)[4] == "10.0/12.5/10.0"
+    assert _row(slow_support)[-1] == "no"
     low_cell = _set(report, "pct_of_ceiling", 79.0, num_reqs=256, dtype="bfloat16", support="dense")
-    assert _cupy_row(low_cell)[1:4] == ["85/85/85", "85/79/85", "1 of 6 < 80"]
-    assert _cupy_row(low_cell)[-1] == "no"
+    assert _row(low_cell)[1:4] == ["85/85/85", "85/79/85", "1 of 6 < 80"]
+    assert _row(low_cell)[-1] == "no"
 
 
 def test_variants_and_the_reference_count_cells_below_80() -> None:
@@ -76,11 +76,6 @@ def test_variants_and_the_reference_count_cells_below_80() -> None:
     variant = [{**r, "backend": "cupy:split", "pct_of_ceiling": 79.0} for r in report["results"]]
     reference = [{**r, "backend": "torch", "pct_of_ceiling": 2.0} for r in report["results"]]
     report["results"] += variant + reference
-    rows = {
-        line.split("|")[1].strip(): [cell.strip() for cell in line.strip("|").split("|")]
-        for line in summarize(report).splitlines()
-        if line.startswith("| ") and not line.startswith("| backend")
-    }
-    assert rows["cupy:split"][3] == "6 of 6 < 80" and rows["cupy:split"][-1] == "-"
-    assert rows["torch"][3] == "6 of 6 < 80" and rows["torch"][-1] == "-"
-    assert rows["cupy"][3] == "0 of 6 < 80"
+    for backend in ("cupy:split", "torch"):
+        assert _row(report, backend)[3] == "6 of 6 < 80" and _row(report, backend)[-1] == "-"
+    assert _row(report)[3] == "0 of 6 < 80"
