@@ -258,7 +258,10 @@ __device__ __forceinline__ void rank_bytes(const unsigned (&bits)[kN], long long
 // kept count. No barrier and no cross-lane traffic. Whole groups of kUnroll in-bounds segments
 // (8 16-byte loads per lane, issued before any is tested) go through the vector loop; the rest
 // (the row's end, a unit shorter than a group, strided rows) one segment at a time, with the
-// next segment's loads issued before the current one is tested.
+// next segment's loads issued before the current one is tested. (Loading a range's last
+// segments as one more predicated group, so that the last warp of a bf16 row at V = 128256 makes
+// 3 round trips rather than 7, left R = 256-512 within 0.5% and cost up to 5% at R = 1-4, in
+// CuPy and Numba alike: results/h200-2026-12-02-s4 run 1.)
 template <class T, bool kVec, bool kRank = false>
 __device__ __forceinline__ unsigned stream_mask(const typename T::Bits* row_logits,
                                                 long long col_stride, long long num_cols,

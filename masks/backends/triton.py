@@ -48,8 +48,13 @@ for every block.)
   and both halves tested at once (SWAR), a unit's eight verdicts gathered by byte permutes and one
   multiply as in compact.cu (`_top_bits`): the pass-1 loop compiles to 258 instructions per 8
   vector loads, against 342 with shifts and sums and 464 one column per int16 (sm_90, triton 3.6).
+  (Loading whole blocks without masks, which saves 32 register moves and 8 compares per 8 loads,
+  left the time unchanged at 226 instructions and 80 registers, and at ptxas's own 98 registers
+  was 1-2% slower: results/h200-2026-12-02-s4 run 3.)
   Pass 2 depends on the count. A row that fits in W (every id is written) is cut into one range of
-  mask words per warp: the ranges' counts are read once more from the mask, then every warp ranks
+  mask words per warp: the ranges' counts are read once more from the mask (counting them in
+  pass 1, which then streams the row as one stripe per range, took 4-5% more time on bf16 rows at
+  R = 256-1024, and 4-10% on full rows, which never count: s4 run 2), then every warp ranks
   its own range, each lane a run of consecutive words per step (one warp scan of the lanes' sums),
   its bit loop a PTX loop bounded by the warp's fullest word (the interpreter's: the step's), so
   on the GPU a rank step has no block-wide reduction; at one wave of rows (R=256 on the H200) pass
