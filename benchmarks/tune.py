@@ -5,9 +5,10 @@ it aims to give every SM) at few rows (R = 1, 4, 16), and Triton ``fused``'s mas
 pass 1 (bytes or words, by element size), mask words per pass-2 step and the band of rows per
 SM in which it loads 16 KB per iteration instead of 32 (R = 256, 512, 768, 1024). Timed with the
 harness's method (`masks.timing.device_time`: L2 flush, spin, CUDA events, medians) on
-V=151936 logits with
-sparse, dense and full supports, so the committed defaults can be checked against their
-neighbours on the machine at hand. Gated: every call is compared with the reference first.
+V=151936 logits with sparse, dense and full supports, so the committed defaults can be checked
+against their neighbours on the machine at hand. Gated: every call is compared with the
+reference first. Each knob is swept from its committed default, read from the backend module
+(so the sweep follows the code), then through the other values `KNOBS` lists.
 
 Run (CUDA): ``python benchmarks/tune.py --out tune.json [--sweeps split,fused]``
 """
@@ -26,8 +27,9 @@ import torch
 from masks import SamplingMask, available_backends, compact_sampling_mask, compare, timing
 from masks.testing import assert_masks_equal, make_logits, reference
 
-# (backend, variant): (module, {knob: values}, the caches emptied when a knob changes: dicts,
-# or functools caches of functions that read a knob)
+# (backend, variant): (module, {knob: values tried besides the committed default, which the sweep
+# reads from the module and tries first}, the caches emptied when a knob changes: dicts, or
+# functools caches of functions that read a knob)
 _TRITON_CACHES = ("_plans", "_split_config")
 KNOBS = {
     ("cupy", "split"): (
@@ -44,11 +46,10 @@ KNOBS = {
     ("triton", "fused"): (
         "masks.backends.triton",
         {
-            "_FUSED_UNIT_COLUMNS": ({2: 8, 4: 32, 8: 32}, {2: 8, 4: 8, 8: 32}),
+            "_FUSED_UNIT_COLUMNS": ({2: 8, 4: 8, 8: 32},),  # fp32 in byte units
             "_FUSED_RANK_WORDS": (512, 2048),
-            # 16 KB per iteration: in the default bands; never; for every dtype beyond 3 x SMs rows
+            # 16 KB per iteration: never; for every dtype beyond 3 x SMs rows
             "_FUSED_SMALL_BLOCK_ROWS_PER_SM": (
-                {2: (3.0, 4.0), 4: (3.0, math.inf), 8: (3.0, math.inf)},
                 {2: (math.inf, math.inf), 4: (math.inf, math.inf), 8: (math.inf, math.inf)},
                 {2: (3.0, math.inf), 4: (3.0, math.inf), 8: (3.0, math.inf)},
             ),
@@ -72,12 +73,21 @@ def _clear(module, caches: tuple[str, ...]) -> None:
         getattr(cache, "cache_clear", getattr(cache, "clear", None))()
 
 
+def knob_choices(defaults: dict, knobs: dict) -> dict:
+    """Each knob's values to sweep: its committed default first, then the others of ``knobs``."""
+    return {
+        knob: (defaults[knob], *(value for value in values if value != defaults[knob]))
+        for knob, values in knobs.items()
+    }
+
+
 def sweep(backend: str, variant: str) -> list[dict]:
     """``backend:variant`` at every combination of its knobs' values, every shape."""
     device = torch.device("cuda", torch.cuda.current_device())
     module_name, knobs, caches = KNOBS[(backend, variant)]
     module = importlib.import_module(module_name)
     defaults = {knob: getattr(module, knob) for knob in knobs}
+    choices = knob_choices(defaults, knobs)
     row_counts, dtypes = SHAPES[variant]
     cases = {
         (num_reqs, dtype, support): make_logits(
@@ -89,8 +99,8 @@ def sweep(backend: str, variant: str) -> list[dict]:
     }
     rows = []
     try:
-        for values in itertools.product(*knobs.values()):
-            setting = dict(zip(knobs, values, strict=True))
+        for values in itertools.product(*choices.values()):
+            setting = dict(zip(choices, values, strict=True))
             for knob, value in setting.items():
                 setattr(module, knob, value)
             _clear(module, caches)
