@@ -28,7 +28,8 @@ TARGETS = {  # backend family: (min % of copy ceiling at R >= 256, max device us
 }
 BANDWIDTH_TARGET = 80.0
 """% of the ceiling the cells-below column counts against for a backend outside `TARGETS` (the
-torch reference); a variant (``family:variant``) counts against its family's."""
+torch reference; a variant, ``family:variant``, counts against its family's), and the one
+`ab_table.py` counts against."""
 
 
 def _fmt(value: float | None, spec: str = ".1f") -> str:

@@ -27,9 +27,9 @@ import torch
 from masks import SamplingMask, available_backends, compact_sampling_mask, compare, timing
 from masks.testing import assert_masks_equal, make_logits, reference
 
-# (backend, variant): (module, {knob: values tried besides the committed default, which the sweep
-# reads from the module and tries first}, the caches emptied when a knob changes: dicts, or
-# functools caches of functions that read a knob)
+# (backend, variant): (module, {knob: values to try; the committed default, read from the
+# module, goes first and once (`knob_choices`)}, the caches emptied when a knob changes: dicts,
+# or functools caches of functions that read a knob)
 _TRITON_CACHES = ("_plans", "_split_config")
 KNOBS = {
     ("cupy", "split"): (
