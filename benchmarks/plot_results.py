@@ -24,6 +24,7 @@ def main() -> None:
     args = parser.parse_args()
     report = Report.from_dict(read_json(args.results))
     out_dir = args.out_dir or args.results.parent
+    out_dir.mkdir(parents=True, exist_ok=True)
     for path in write_plots(report, out_dir):
         print(path)
     if args.csv:

@@ -63,6 +63,53 @@ __global__ void stream_floor(const uint4* logits, unsigned char* mask, int* ids,
   }
 }
 
+// The same traffic with the backends' `fused` partition (compact.cu): blocks_per_row blocks of
+// kThreads per row, the row's 32-byte mask segments cut into one contiguous range per warp
+// (rounded up to whole groups of kUnroll segments), each lane loading its kVecs vectors of
+// kUnroll segments before folding any; then the block writes its share of the row's ids and
+// thread 0 of the row's first block its count. Beside `stream_floor` it shows what a static
+// split of each row over one block's warps costs by itself, with nothing to test or rank.
+template <int kVecs, int kUnroll, int kThreads>
+__global__ void __launch_bounds__(kThreads, kThreads >= 1024 ? 1 : 1024 / kThreads)
+    row_floor(const uint4* logits, unsigned char* mask, int* ids, int* counts,
+              long long groups_per_row, long long width, long long blocks_per_row) {
+  constexpr long long kWarps = kThreads / 32;
+  const long long row = blockIdx.x / blocks_per_row;
+  const long long part = blockIdx.x % blocks_per_row;
+  const long long lane = threadIdx.x & 31, warp = part * kWarps + (threadIdx.x >> 5);
+  const long long segments = (groups_per_row + 31) / 32;
+  const long long ranges = blocks_per_row * kWarps;
+  long long per_warp = (segments + ranges - 1) / ranges;
+  per_warp = (per_warp + kUnroll - 1) / kUnroll * kUnroll;
+  const long long first = warp * per_warp < segments ? warp * per_warp : segments;
+  const long long end = first + per_warp < segments ? first + per_warp : segments;
+  const uint4* row_logits = logits + row * groups_per_row * kVecs;
+  unsigned char* row_mask = mask + row * groups_per_row;
+  for (long long seg = first; seg < end; seg += kUnroll) {
+    uint4 q[kUnroll][kVecs];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const long long g = (seg + u) * 32 + lane;
+#pragma unroll
+      for (int i = 0; i < kVecs; ++i) {
+        q[u][i] = seg + u < end && g < groups_per_row ? __ldcs(row_logits + g * kVecs + i)
+                                                      : make_uint4(0u, 0u, 0u, 0u);
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const long long g = (seg + u) * 32 + lane;
+      if (seg + u < end && g < groups_per_row) {
+        row_mask[g] = static_cast<unsigned char>(fold_byte<kVecs>(q[u]));
+      }
+    }
+  }
+  for (long long j = part * kThreads + threadIdx.x; j < width; j += blocks_per_row * kThreads) {
+    ids[row * width + j] = static_cast<int>(j);
+  }
+  if (part == 0 && threadIdx.x == 0) counts[row] = static_cast<int>(row);
+}
+
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 __device__ __forceinline__ unsigned shared_address(const void* p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));

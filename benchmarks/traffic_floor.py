@@ -12,8 +12,11 @@ L2 flush, spin, CUDA events, medians), everything that moves the same bytes:
   three outputs once but test and rank nothing, through registers (16-byte streaming loads in a
   grid-stride loop, as the backends' pass 1 issues them) and, on sm_90, through TMA bulk copies
   into shared memory; each the fastest of a few launch configurations, read-only and with the
-  outputs. No backend can beat the fastest floor with its outputs by much, so a cell whose floor
-  is below 80% cannot meet that target with this measurement;
+  outputs. No backend can beat the fastest floor with its outputs by much, so a cell whose
+  floor is below 80% cannot meet that target with this measurement;
+* the *row floors*: the same loads and stores with the backends' ``fused`` partition (blocks
+  of one row, one contiguous range of the row per warp, as `ROW_CONFIGS` lists) held to their
+  residency (1024 threads per SM): what that partition costs by itself;
 * the default variant of each GPU backend, on sparse, dense and full rows.
 
 Percentages are of the copy ceiling measured in the same run, for the kernel's minimal traffic,
@@ -51,6 +54,10 @@ STREAM_CONFIGS = [  # (threads, 16-byte loads in flight per thread, grid: "wave"
 threads x loads vectors (each block one step)."""
 BULK_CONFIGS = [(256, 16384, 4), (256, 16384, 6), (512, 32768, 3)]
 """(threads, stage bytes, stages) of the TMA floor; as many blocks as are resident."""
+ROW_CONFIGS = [(512, 1), (512, 2), (256, 1), (256, 2)]
+"""(threads, blocks per row) of the row floor: (512, 1) is CuPy's and Numba's ``fused``."""
+RESIDENT_THREADS = 1024
+"""Threads per SM the row floor is held to: the backends' kernels ask for 64 registers."""
 
 
 def kernel_names(bulk: bool) -> dict[tuple, str]:
@@ -60,6 +67,11 @@ def kernel_names(bulk: bool) -> dict[tuple, str]:
         ("stream", vecs, loads): f"stream_floor<{vecs}, {loads // vecs}>"
         for vecs in (1, 2)
         for loads in (8, 16)
+    }
+    names |= {
+        ("row", vecs, threads): f"row_floor<{vecs}, {8 // vecs}, {threads}>"
+        for vecs in (1, 2)
+        for threads in sorted({threads for threads, _ in ROW_CONFIGS})
     }
     if bulk:
         names |= {
@@ -86,6 +98,9 @@ class Floors:
         self.kernels = {key: module.get_function(name) for key, name in names.items()}
         properties = torch.cuda.get_device_properties(torch.cuda.current_device())
         self.sms = properties.multi_processor_count
+        self.smem_per_sm = cupy.cuda.runtime.getDeviceProperties(torch.cuda.current_device())[
+            "sharedMemPerMultiprocessor"
+        ]
 
     def _resident(self, kernel, threads: int, smem: int) -> int:
         occupancy = self.cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor
@@ -127,6 +142,19 @@ class Floors:
             blocks = self._resident(kernel, threads, smem)
             config = f"{threads} {stages}x{stage // 1024}K"
             calls[f"bulk {config}"] = launcher(kernel, blocks, threads, smem, *pointers, *sizes)
+        num_reqs, width = out.token_ids.shape
+        for threads, blocks_per_row in ROW_CONFIGS:
+            kernel = self.kernels["row", vecs, threads]
+            per_sm = RESIDENT_THREADS // threads
+            # shared memory that no kernel reads, sized so that one more block does not fit
+            smem = self.smem_per_sm // (per_sm + 1) + 1024
+            kernel.max_dynamic_shared_size_bytes = smem
+            if self._resident(kernel, threads, smem) != per_sm * self.sms:
+                raise RuntimeError(f"row floor {threads}: not {per_sm} blocks per SM")
+            calls[f"rows {threads}x{blocks_per_row}"] = launcher(
+                kernel, num_reqs * blocks_per_row, threads, smem, *pointers,
+                groups // max(num_reqs, 1), width, blocks_per_row,
+            )  # fmt: skip
         return calls
 
 
@@ -154,17 +182,19 @@ def measure_shape(
     for name, call in calls.items():
         call()
         times[name] = timing.device_time(call, device, REPS, flush).median_us
-    if floors is not None and floors.bulk:  # the TMA floor folds the same bytes as the stream
+    if floors is not None:  # every floor folds the same bytes into the same mask
         masks = {}
-        for kind in ("outputs 256x8 wave", "bulk 256 4x16K"):
+        kinds = ("outputs 256x8 wave", "rows 512x1") + (("bulk 256 4x16K",) if floors.bulk else ())
+        for kind in kinds:
             out.packed_mask.zero_()
             calls[kind]()
             masks[kind] = out.packed_mask.clone()
-        if not torch.equal(*masks.values()):
-            raise RuntimeError("the bulk floor's mask differs from the stream's")
+        first, *others = masks.values()
+        if not all(torch.equal(first, other) for other in others):
+            raise RuntimeError(f"the floors' masks differ: {', '.join(masks)}")
     row = {"num_reqs": num_reqs, "vocab": vocab, "minimal_bytes": nbytes, "us": times}
     row["pct"] = {name: 100 * timing.gbps(nbytes, us) / ceiling for name, us in times.items()}
-    for kind in ("read", "outputs", "bulk"):
+    for kind in ("read", "outputs", "bulk", "rows"):
         named = {name: us for name, us in times.items() if name.startswith(kind + " ")}
         if named:
             best = min(named, key=named.get)
@@ -191,16 +221,17 @@ def main() -> None:
         rows.append({"dtype": name, **row})
         bests = " ".join(
             f"{kind} {row[f'best_{kind}']['pct']:5.1f}%"
-            for kind in ("read", "outputs", "bulk")
+            for kind in ("read", "outputs", "bulk", "rows")
             if f"best_{kind}" in row
         )
         pct = row["pct"]
         cells = " ".join(
             b + " " + "/".join(f"{pct[f'{b} {s}']:.1f}" for s in compare.SUPPORTS) for b in backends
         )
+        fused_partition = f" (512x1 {pct['rows 512x1']:5.1f}%)" if "rows 512x1" in pct else ""
         print(
             f"R={num_reqs:5d} V={vocab:6d} {name} {row['minimal_bytes'] / 1e6:6.1f} MB: copy "
-            f"{pct['copy']:5.1f}% floors {bests} | s/d/f {cells}",
+            f"{pct['copy']:5.1f}% floors {bests}{fused_partition} | s/d/f {cells}",
             flush=True,
         )
     report = {

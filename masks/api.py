@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from functools import partial
 
 import torch
@@ -35,7 +36,7 @@ def compact_sampling_mask(
 
     No host synchronisation on CUDA; kernels run on torch's current stream.
     """
-    _check_inputs(logits, num_sampled_tokens, max_num_kept)
+    max_num_kept = _check_inputs(logits, num_sampled_tokens, max_num_kept)
     kernel = registry.resolve(backend, logits.device)
     num_reqs, vocab_size = logits.shape
     if out is None:
@@ -62,7 +63,9 @@ def _name_the_backend(error: Exception, kernel: partial) -> None:
 
 def _check_inputs(
     logits: torch.Tensor, num_sampled_tokens: torch.Tensor | None, max_num_kept: int
-) -> None:
+) -> int:
+    """Raise on a bad argument; return ``max_num_kept`` as a Python int (a NumPy integer, such
+    as a batch's largest top-k, is accepted)."""
     if not isinstance(logits, torch.Tensor):
         raise TypeError(f"logits must be a torch.Tensor, got {type(logits).__name__}")
     if logits.dtype not in FLOAT_DTYPES:
@@ -73,6 +76,8 @@ def _check_inputs(
         raise ValueError(
             f"logits must be 2-D [num_reqs, vocab_size], got shape {tuple(logits.shape)}"
         )
+    if logits.device.type not in ("cpu", "cuda"):
+        raise ValueError(f"logits must be on a CPU or CUDA device, got {logits.device}")
     if num_sampled_tokens is not None:
         if not isinstance(num_sampled_tokens, torch.Tensor):
             raise TypeError(
@@ -93,10 +98,19 @@ def _check_inputs(
                 f"num_sampled_tokens must be on the logits' device {logits.device}, "
                 f"got {num_sampled_tokens.device}"
             )
-    if isinstance(max_num_kept, bool) or not isinstance(max_num_kept, int):
-        raise TypeError(f"max_num_kept must be an int, got {type(max_num_kept).__name__}")
+    if type(max_num_kept) is not int:  # any other integer but a bool, or a tensor (whose
+        # conversion would read device memory on the host)
+        try:
+            is_integer = not isinstance(max_num_kept, (bool, torch.Tensor))
+            width = operator.index(max_num_kept) if is_integer else None
+        except TypeError:
+            width = None
+        if width is None:
+            raise TypeError(f"max_num_kept must be an int, got {type(max_num_kept).__name__}")
+        max_num_kept = width
     if max_num_kept < 0:
         raise ValueError(f"max_num_kept must be >= 0, got {max_num_kept}")
+    return max_num_kept
 
 
 def _check_out(

@@ -2,16 +2,23 @@
 
 A backend is probed by actually running it on a tiny input and comparing with the reference,
 so an installed-but-broken package reports itself unavailable with the reason. Probe results
-are cached per (backend, device) behind a lock, so concurrent first calls probe once.
+are cached per (backend, device) behind a lock, so concurrent first calls probe once. The
+reference itself (``torch``) is not probed: it defines the answer, and a probe of it could only
+fail because of the caller's context. A probe copies to and from the device, which a CUDA graph
+capture forbids: during a capture an unprobed backend is reported unavailable without caching
+(name it once before capturing), and ``"auto"`` takes the first backend of its order known to
+run, for that call only.
 An explicitly named backend never falls back; only ``"auto"`` chooses.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
 import threading
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -53,6 +60,7 @@ BACKENDS: dict[str, BackendSpec] = {
     )
 }
 AUTO = "auto"
+REFERENCE = "torch"
 
 _lock = threading.RLock()
 _modules: dict[str, ModuleType] = {}
@@ -105,25 +113,47 @@ def _device_failure(spec: BackendSpec, device: torch.device) -> str | None:
     return None
 
 
+class _NotProbedDuringCapture(BackendUnavailableError):
+    """A backend not yet probed on a device whose current stream is capturing a CUDA graph."""
+
+
+@contextlib.contextmanager
+def _sync_debug_mode_off(device: torch.device):
+    """CUDA's sync debug mode off while the probe copies and compares on the host."""
+    if device.type != "cuda":
+        yield
+        return
+    mode = torch.cuda.get_sync_debug_mode()
+    torch.cuda.set_sync_debug_mode(0)
+    try:
+        yield
+    finally:
+        torch.cuda.set_sync_debug_mode(mode)
+
+
 def _probe(spec: BackendSpec, module: ModuleType, device: torch.device) -> None:
     """Run the backend on a tiny input with every kind of non-finite value; raise on mismatch.
 
-    The expected result comes from the reference module on the CPU, not through `resolve`.
+    The expected result comes from the reference module on the CPU, not through `resolve`. The
+    caller's context is set aside (a default-device context, CUDA's sync debug mode), so that
+    what is cached says whether the backend works, not where it was first called.
     """
     from masks.backends import torch as reference_backend
     from masks.testing import assert_masks_equal, make_logits
 
-    logits = make_logits(3, 77, supports=[5, 0, 77], dtype=torch.float32, seed=0, junk=True)
-    num_sampled = torch.tensor([1, 0, 2], dtype=torch.int32)
-    expected = SamplingMask.empty(3, 77, 9)
-    reference_backend.compact(logits, num_sampled, expected)
-    actual = SamplingMask.empty(3, 77, 9, device=device)
-    module.compact(logits.to(device), num_sampled.to(device), actual, module.VARIANTS[0])
-    assert_masks_equal(actual, expected)
+    with torch.device("cpu"), _sync_debug_mode_off(device):
+        logits = make_logits(3, 77, supports=[5, 0, 77], dtype=torch.float32, seed=0, junk=True)
+        num_sampled = torch.tensor([1, 0, 2], dtype=torch.int32)
+        expected = SamplingMask.empty(3, 77, 9)
+        reference_backend.compact(logits, num_sampled, expected)
+        actual = SamplingMask.empty(3, 77, 9, device=device)
+        module.compact(logits.to(device), num_sampled.to(device), actual, module.VARIANTS[0])
+        assert_masks_equal(actual, expected)
 
 
 def probe_failure(spec: BackendSpec, device: torch.device | str) -> BaseException | None:
-    """Why ``spec`` cannot run on ``device`` (cached), or ``None`` when it can."""
+    """Why ``spec`` cannot run on ``device`` (cached, but for an unprobed backend during a CUDA
+    graph capture), or ``None`` when it can."""
     device = _device_key(device)
     key = (spec.name, device)
     with _lock:
@@ -139,7 +169,14 @@ def probe_failure(spec: BackendSpec, device: torch.device | str) -> BaseExceptio
                 reason = module.unavailable_reason(device)
                 if reason is not None:
                     raise BackendUnavailableError(f"backend {spec.name!r}: {reason}")
-                _probe(spec, module, device)
+                if spec.name != REFERENCE:
+                    if device.type == "cuda" and torch.cuda.is_current_stream_capturing():
+                        return _NotProbedDuringCapture(
+                            f"backend {spec.name!r} has not been probed on {device} and cannot "
+                            "be while a CUDA graph is being captured: call it once (or "
+                            f"masks.available_backends({str(device)!r})) before capturing"
+                        )
+                    _probe(spec, module, device)
                 failure = None
             except BackendUnavailableError as error:
                 failure = error
@@ -162,12 +199,21 @@ AUTO_ORDER: dict[str, list[str]] = _load_auto_order()
 """Fastest-first preference per device type, derived from committed benchmark results."""
 
 
-def _auto(device: torch.device) -> BackendSpec:
-    for name in AUTO_ORDER.get(device.type, ["torch"]):
+def _auto(device: torch.device) -> tuple[BackendSpec, list[str]]:
+    """The first backend of the device's order that runs natively here, and the backends before
+    it that could not be probed now (during a CUDA graph capture): the choice is final when
+    there are none."""
+    unprobed = []
+    for name in AUTO_ORDER.get(device.type, [REFERENCE]):
         spec = BACKENDS[name]
-        if not spec.emulated() and probe_failure(spec, device) is None:
-            return spec
-    return BACKENDS["torch"]
+        if spec.emulated():
+            continue
+        failure = probe_failure(spec, device)
+        if failure is None:
+            return spec, unprobed
+        if isinstance(failure, _NotProbedDuringCapture):
+            unprobed.append(name)
+    return BACKENDS[REFERENCE], unprobed
 
 
 _resolved: dict[tuple[str, torch.device], Kernel] = {}
@@ -178,17 +224,34 @@ def resolve(name: str, device: torch.device) -> Kernel:
 
     The per-call path is one dict lookup once a (name, device) pair has been resolved.
     """
-    kernel = _resolved.get((name, device))
+    try:
+        kernel = _resolved.get((name, device))
+    except TypeError:  # an unhashable backend: parse_backend's error names the argument
+        parse_backend(name)
+        raise
     if kernel is None:
-        kernel = _resolved.setdefault((name, device), _resolve(name, device))
+        kernel, final = _resolve(name, device)
+        if final:
+            kernel = _resolved.setdefault((name, device), kernel)
     return kernel
 
 
-def _resolve(name: str, device: torch.device) -> Kernel:
+def _resolve(name: str, device: torch.device) -> tuple[Kernel, bool]:
+    """The kernel, and whether it is the final choice (`auto` during a CUDA graph capture may
+    have had to pass over unprobed backends: then it is used for this call only)."""
     spec, variant = parse_backend(name)
     device = _device_key(device)
+    final = True
     if spec is None:
-        spec = _auto(device)
+        spec, unprobed = _auto(device)
+        if unprobed:
+            final = False
+            warnings.warn(
+                f"masks: backend 'auto' on {device} chose {spec.name!r} for a call made during "
+                f"a CUDA graph capture, before {', '.join(map(repr, unprobed))} could be probed "
+                f"(call masks.available_backends({str(device)!r}) before capturing)",
+                stacklevel=4,
+            )
     failure = probe_failure(spec, device)
     if failure is not None:
         raise BackendUnavailableError(str(failure)) from failure.__cause__ or failure
@@ -199,7 +262,7 @@ def _resolve(name: str, device: torch.device) -> Kernel:
         raise ValueError(
             f"backend {spec.name!r} has variants {', '.join(module.VARIANTS)}, got {variant!r}"
         )
-    return partial(module.compact, variant=variant)
+    return partial(module.compact, variant=variant), final
 
 
 def variants(name: str) -> tuple[str, ...]:

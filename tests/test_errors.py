@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
@@ -19,6 +20,11 @@ LOGITS = torch.randn(3, 10)
         ({"logits": torch.ones(3, 10, dtype=torch.bool)}, TypeError, r"logits .*dtype.*bool"),
         ({"logits": torch.randn(10)}, ValueError, r"logits must be 2-D .*got shape \(10,\)"),
         ({"logits": torch.randn(2, 3, 4)}, ValueError, r"logits must be 2-D .*\(2, 3, 4\)"),
+        (
+            {"logits": torch.empty(3, 10, device="meta")},
+            ValueError,
+            r"logits must be on a CPU or CUDA device, got meta",
+        ),
         ({"num_sampled_tokens": [1, 1, 1]}, TypeError, r"num_sampled_tokens must be .*got list"),
         (
             {"num_sampled_tokens": torch.ones(3)},
@@ -43,12 +49,16 @@ LOGITS = torch.randn(3, 10)
         ({"max_num_kept": -1}, ValueError, r"max_num_kept must be >= 0, got -1"),
         ({"max_num_kept": 2.0}, TypeError, r"max_num_kept must be an int, got float"),
         ({"max_num_kept": True}, TypeError, r"max_num_kept must be an int, got bool"),
+        ({"max_num_kept": np.True_}, TypeError, r"max_num_kept must be an int, got bool"),
+        ({"max_num_kept": torch.tensor(4)}, TypeError, r"max_num_kept must be an int, got Tensor"),
+        ({"max_num_kept": np.int64(-1)}, ValueError, r"max_num_kept must be >= 0, got -1"),
         (
             {"backend": "cuda"},
             ValueError,
             r"backend must be one of torch, triton, cupy, numba, auto",
         ),
         ({"backend": 3}, TypeError, r"backend must be a str, got int"),
+        ({"backend": ["torch"]}, TypeError, r"backend must be a str, got list"),
         (
             {"backend": "torch:nope"},
             ValueError,
@@ -61,6 +71,14 @@ def test_bad_arguments_raise(kwargs, error, pattern) -> None:
     arguments = {"logits": LOGITS, "backend": "torch", **kwargs}
     with pytest.raises(error, match=pattern):
         compact_sampling_mask(**arguments)
+
+
+@pytest.mark.parametrize("width", [np.int64(4), np.int32(4), np.uint16(4)])
+def test_a_numpy_integer_width_is_an_int(width) -> None:
+    """vLLM's width is the batch's largest top-k, which may come out of NumPy."""
+    result = compact_sampling_mask(LOGITS, max_num_kept=width, backend="torch")
+    assert result.token_ids.shape == (3, 4)
+    assert torch.equal(result.token_ids, compact_sampling_mask(LOGITS, max_num_kept=4).token_ids)
 
 
 @pytest.mark.parametrize(

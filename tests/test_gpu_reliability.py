@@ -125,17 +125,25 @@ def test_runs_on_the_callers_stream(backend: str, record_figures) -> None:
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_no_host_synchronisation(backend: str) -> None:
-    """torch's sync debug mode raises on any synchronising torch call inside the backend."""
-    logits, counts, _ = inputs_and_reference(4, 32_003, 512, torch.float32, torch.int64, 22)
+def test_no_host_synchronisation(backend: str, monkeypatch) -> None:
+    """torch's sync debug mode raises on any synchronising torch call inside the backend; also
+    on a first call made in that mode, whose registry probe (a copy to the device and a
+    comparison on the host) sets the mode aside rather than failing, and caching the failure."""
+    logits, counts, expected = inputs_and_reference(4, 32_003, 512, torch.float32, torch.int64, 22)
     out = SamplingMask.empty(4, 32_003, 512, device=CUDA)
     compact_sampling_mask(logits, counts, 512, backend=backend, out=out)  # resolve and compile
     torch.cuda.synchronize()
     torch.cuda.set_sync_debug_mode("error")
     try:
         compact_sampling_mask(logits, counts, 512, backend=backend, out=out)
+        monkeypatch.setattr(registry, "_probe_failures", {})
+        monkeypatch.setattr(registry, "_resolved", {})
+        poison(out)
+        compact_sampling_mask(logits, counts, 512, backend=backend, out=out)  # probed first
+        assert torch.cuda.get_sync_debug_mode() == 2  # the probe restored the caller's mode
     finally:
         torch.cuda.set_sync_debug_mode("default")
+    assert_masks_equal(out, expected)
 
 
 # --- size -------------------------------------------------------------------------------------
@@ -344,6 +352,38 @@ def test_threads_calling_one_shape_get_their_own_results(backend: str, record_fi
     record_figures(backend=backend, threads=THREADS, calls=THREADS * SHARED_SHAPE_CALLS)
 
 
+FRESH_THREAD_SHAPE = (256, 4_099, 64)
+"""Many rows (`auto` runs `fused`, which needs no scratch) and an odd vocabulary."""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_threads_first_cuda_work_is_a_call(backend: str) -> None:
+    """A new thread whose first CUDA work is a call with preallocated outputs, on a shape whose
+    plan another thread made: nothing before the launch binds the device's context to the
+    thread, so the backend must (a driver-API launch finds none otherwise)."""
+    num_reqs, vocab_size, width = FRESH_THREAD_SHAPE
+    logits, _, expected = inputs_and_reference(*FRESH_THREAD_SHAPE, torch.float32, None, 73)
+    out = SamplingMask.empty(num_reqs, vocab_size, width, device=CUDA)
+    compact_sampling_mask(logits, None, width, backend=backend, out=out)  # the plan, made here
+    poison(out)
+    torch.cuda.synchronize()
+    raised: list[BaseException] = []
+
+    def first_cuda_work() -> None:
+        try:
+            compact_sampling_mask(logits, None, width, backend=backend, out=out)
+        except BaseException as error:  # reported below, in the test's thread
+            raised.append(error)
+
+    thread = threading.Thread(target=first_cuda_work)
+    thread.start()
+    thread.join()
+    if raised:
+        raise raised[0]
+    torch.cuda.synchronize()
+    assert_masks_equal(out, expected)
+
+
 # --- compilation ------------------------------------------------------------------------------
 
 COMPILE_SHAPES = [  # (R, V): common vocabularies, batch sizes from 1 to 512
@@ -512,9 +552,11 @@ def exception_chain(error: BaseException) -> list[BaseException]:
 
 
 ERROR_BACKENDS = one_param_per_backend(BACKENDS)
+PROBED_BACKENDS = [p for p in ERROR_BACKENDS if not p.values[0].startswith(registry.REFERENCE)]
+"""The reference is not probed: its failures surface from the call, as after first use."""
 
 
-@pytest.mark.parametrize("backend", ERROR_BACKENDS)
+@pytest.mark.parametrize("backend", PROBED_BACKENDS)
 def test_failure_on_first_use_names_the_backend(backend: str, monkeypatch) -> None:
     """A compile or driver failure during the registry's probe: unavailable, with the reason."""
     logits, _, _ = inputs_and_reference(2, 1_000, 16, torch.float32, None, 61)  # before: the
@@ -637,3 +679,43 @@ def test_graph_shares_no_scratch_with_its_capture_stream(backend: str, record_fi
         for result in results:
             assert_masks_equal(result, expected)
     record_figures(backend=backend, rounds=SCRATCH_RACE_ROUNDS, shape=SCRATCH_RACE_SHAPE)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="captures a CUDA graph")
+def test_a_first_call_during_graph_capture(monkeypatch) -> None:
+    """The first call on the device is made while a CUDA graph is being captured, when the
+    registry cannot probe (a probe copies to and from the device): `auto` captures the first
+    backend known to run, the reference, and warns; a named GPU backend raises, saying to call
+    it before capturing; neither answer is cached, so after the capture both run natively."""
+    named = [  # the GPU backends that run here
+        name
+        for p in PROBED_BACKENDS
+        if not any(mark.name == "skip" for mark in p.marks)
+        and (name := p.values[0].partition(":")[0])
+    ]
+    num_reqs, vocab_size, width = 4, 32_003, 64
+    logits, counts, expected = inputs_and_reference(
+        num_reqs, vocab_size, width, torch.bfloat16, torch.int32, 74
+    )
+    out = SamplingMask.empty(num_reqs, vocab_size, width, device=CUDA)
+    monkeypatch.setattr(registry, "_probe_failures", {})
+    monkeypatch.setattr(registry, "_resolved", {})
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        with pytest.warns(UserWarning, match="could be probed"):
+            compact_sampling_mask(logits, counts, width, backend="auto", out=out)
+        for name in named:
+            with pytest.raises(BackendUnavailableError, match="being captured"):
+                compact_sampling_mask(logits, counts, width, backend=name, out=out)
+    poison(out)
+    graph.replay()
+    assert_masks_equal(out, expected)
+    assert not registry._resolved and all(
+        (name, logits.device) not in registry._probe_failures for name in named
+    )
+    for name in named:  # probed now, and running natively
+        assert_masks_equal(compact_sampling_mask(logits, counts, width, backend=name), expected)
+    chosen = registry.resolve("auto", logits.device).func.__module__.rpartition(".")[2]
+    assert chosen == next((n for n in registry.AUTO_ORDER["cuda"] if n in named), "torch")
+    assert_masks_equal(compact_sampling_mask(logits, counts, width), expected)

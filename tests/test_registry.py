@@ -59,7 +59,7 @@ def test_auto_on_cpu_runs_natively() -> None:
         compact_sampling_mask(logits, backend="auto").token_ids,
         compact_sampling_mask(logits, backend="torch").token_ids,
     )
-    assert registry._auto(torch.device("cpu")).name == "torch"
+    assert registry._auto(torch.device("cpu"))[0].name == "torch"
 
 
 def _install_fake_backend(monkeypatch, name: str, module: types.ModuleType) -> None:
@@ -131,7 +131,65 @@ def test_auto_never_picks_an_emulation(fresh_registry, monkeypatch) -> None:
     monkeypatch.setitem(registry.AUTO_ORDER, "cpu", ["emulated", "torch"])
     assert "emulated" in masks.available_backends("cpu")
     assert masks.is_emulated("emulated")
-    assert registry._auto(torch.device("cpu")).name == "torch"
+    assert registry._auto(torch.device("cpu"))[0].name == "torch"
+
+
+def test_the_reference_is_not_probed(fresh_registry, monkeypatch) -> None:
+    """torch defines the answer: a probe of it could only fail because of where it was first
+    called, and would then take `auto` down with it."""
+
+    def probe(spec, module, device):
+        raise AssertionError(f"probed {spec.name}")
+
+    monkeypatch.setattr(registry, "_probe", probe)
+    logits = torch.randn(2, 50)
+    assert "torch" in masks.available_backends("cpu")
+    assert compact_sampling_mask(logits, backend="torch").counts.tolist() == [50, 50]
+    assert compact_sampling_mask(logits, backend="auto").counts.tolist() == [50, 50]
+
+
+def test_a_probe_ignores_the_callers_default_device(fresh_registry, monkeypatch) -> None:
+    """A first call made under a default-device context (``with torch.device("meta")``, as
+    model-building code does): the probe's own tensors stay on the CPU, so the backend is
+    found working, and stays so outside the context."""
+    from masks.backends import torch as reference_backend
+
+    _install_fake_backend(monkeypatch, "fake", _fake_module(reference_backend.compact))
+    logits = torch.randn(3, 40)
+    with torch.device("meta"):
+        result = compact_sampling_mask(logits, backend="fake")
+    assert result.counts.device.type == "cpu" and result.counts.tolist() == [40, 40, 40]
+    assert registry.probe_failure(registry.BACKENDS["fake"], "cpu") is None
+    assert "fake" in masks.available_backends("cpu")
+
+
+def test_auto_during_a_capture_passes_over_unprobed_backends(fresh_registry, monkeypatch) -> None:
+    """While a CUDA graph is being captured nothing can be probed (a probe copies to and from
+    the device): `auto` takes the first backend known to run and warns, a named backend raises,
+    and neither is cached, so the first call after the capture probes. (The CUDA test of the
+    same: tests/test_gpu_reliability.py.)"""
+    from masks.backends import torch as reference_backend
+
+    def fast(logits, num_sampled, out, variant):
+        reference_backend.compact(logits, num_sampled, out)
+
+    _install_fake_backend(monkeypatch, "fast", _fake_module(fast))
+    monkeypatch.setitem(registry.AUTO_ORDER, "cuda", ["fast", "torch"])
+    monkeypatch.setattr(registry, "_device_failure", lambda spec, device: None)
+    probed = []
+    monkeypatch.setattr(registry, "_probe", lambda spec, module, device: probed.append(spec.name))
+    capturing = True
+    monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: capturing)
+    cuda = torch.device("cuda", 0)
+    with pytest.warns(UserWarning, match=r"chose 'torch' .* before 'fast' could be probed"):
+        assert registry.resolve("auto", cuda).func is reference_backend.compact
+    with pytest.raises(BackendUnavailableError, match="graph is being captured"):
+        registry.resolve("fast", cuda)
+    assert probed == [] and not registry._resolved
+    assert ("fast", cuda) not in registry._probe_failures
+    capturing = False
+    assert registry.resolve("auto", cuda).func is fast
+    assert probed == ["fast"] and ("auto", cuda) in registry._resolved
 
 
 def test_probe_runs_once_under_concurrency(fresh_registry, monkeypatch) -> None:

@@ -158,6 +158,7 @@ class _Kernels:
 
 _lock = threading.Lock()
 _kernels: dict[tuple[int, torch.dtype], _Kernels] = {}
+_thread = threading.local()
 _get_device = cupy.cuda.runtime.getDevice
 _launch_kernel = cupy.cuda.driver.launchKernel
 _raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
@@ -268,12 +269,25 @@ def compact(
     )
     # the start's 16-byte alignment picks the load path, with the strides
     key = (index, variant, address % 16 == 0, *call_shape(logits, num_sampled_tokens, out))
-    plan = _plans.get(key) or _make_plan(key, logits, num_sampled_tokens, out, variant)
     if _get_device() == index:
+        if getattr(_thread, "device", None) != index:
+            _bind_primary_context(index)  # before a first call's module load, too
+        plan = _plans.get(key) or _make_plan(key, logits, num_sampled_tokens, out, variant)
         plan.launch(pointers, index, logits.device)
-    else:
+    else:  # multi-GPU: CuPy's guard makes the device current (binding its context), then restores
         with cupy.cuda.Device(index):
+            plan = _plans.get(key) or _make_plan(key, logits, num_sampled_tokens, out, variant)
             plan.launch(pointers, index, logits.device)
+
+
+def _bind_primary_context(index: int) -> None:
+    """Give the calling thread the current device's primary context if it has none (once per
+    thread): ``cuLaunchKernel`` runs in the thread's current context, and a thread that never
+    made a CUDA runtime call has none. ``cudaSetDevice`` of the current device binds it and
+    changes nothing else."""
+    if cupy.cuda.driver.ctxGetCurrent() == 0:
+        cupy.cuda.runtime.setDevice(index)
+    _thread.device = index
 
 
 def _make_plan(

@@ -1267,16 +1267,14 @@ class _Plan:
 
     def run(self, logits, num_sampled_tokens, out) -> None:
         device = self.device
-        if getattr(_thread, "device", None) != device:
-            # cuda.core launches in the calling thread's current context: make sure a thread
-            # that never touched the CUDA runtime has the device's primary context (once).
-            get_context(device)
-            _thread.device = device
-        if _current_device() != device:  # multi-GPU: another device is current
-            with torch.cuda.device(device):
+        if _current_device() != device:  # multi-GPU: torch's guard makes the device current
+            with torch.cuda.device(device):  # (binding its primary context), then restores
                 self._launch(logits, num_sampled_tokens, out)
-        else:
-            self._launch(logits, num_sampled_tokens, out)
+            return
+        if getattr(_thread, "device", None) != device:
+            _bind_primary_context(device)
+            _thread.device = device
+        self._launch(logits, num_sampled_tokens, out)
 
     def _launch(self, logits, num_sampled_tokens, out) -> None:
         pointer = _raw_stream(self.device)
@@ -1308,12 +1306,30 @@ class _Plan:
             zeroed.release()
 
 
+def _bind_primary_context(device: int) -> None:
+    """Give the calling thread ``device``'s primary context if it has no current context (once
+    per thread; ``device`` is the current device): cuda.core launches in the thread's current
+    context, and a thread that never made a CUDA runtime call has none. Set, not pushed:
+    numba's ``get_context`` pushes a context and leaves it on the thread's stack, which made
+    that device the caller's current one."""
+    from cuda.bindings import driver
+
+    def checked(result: tuple):
+        if result[0] != driver.CUresult.CUDA_SUCCESS:
+            raise RuntimeError(f"CUDA driver error {result[0]!r} binding device {device}")
+        return result[1:]
+
+    (context,) = checked(driver.cuCtxGetCurrent())
+    if int(context) == 0:
+        (handle,) = checked(driver.cuDeviceGet(device))
+        (primary,) = checked(driver.cuDevicePrimaryCtxRetain(handle))
+        checked(driver.cuCtxSetCurrent(primary))
+
+
 def _make_plan(key, logits, num_sampled_tokens, out, variant) -> _Plan:
     from cuda.core import LaunchConfig, launch
-    from numba.cuda.cudadrv.devices import get_context as numba_context
 
-    global _core_launch, get_context
-    get_context = numba_context
+    global _core_launch
     _core_launch = launch
     device = key[0]
     itemsize, exponent = _FLOATS[logits.dtype]
@@ -1346,7 +1362,6 @@ def _make_plan(key, logits, num_sampled_tokens, out, variant) -> _Plan:
 
 # Bound by the first `_make_plan` (`import masks.backends.numba` stays free of cuda.core):
 _core_launch = None  # cuda.core.launch
-get_context = None  # numba.cuda.cudadrv.devices.get_context
 
 
 # ---------------------------------------------------------------------------------------------
