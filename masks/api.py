@@ -37,18 +37,24 @@ def compact_sampling_mask(
     No host synchronisation on CUDA; kernels run on torch's current stream.
     """
     max_num_kept = _check_inputs(logits, num_sampled_tokens, max_num_kept)
-    kernel = registry.resolve(backend, logits.device)
+    kernel = registry.resolve(backend, logits.device, logits.dtype)
     num_reqs, vocab_size = logits.shape
     if out is None:
         out = SamplingMask.empty(num_reqs, vocab_size, max_num_kept, device=logits.device)
     else:
         _check_out(out, num_reqs, vocab_size, min(max_num_kept, vocab_size), logits.device)
     if num_reqs and vocab_size:
-        try:
-            kernel(logits, num_sampled_tokens, out)
-        except Exception as error:  # e.g. a compile failure for a new dtype, a lost device
-            _name_the_backend(error, kernel)
-            raise
+        while True:
+            try:
+                kernel(logits, num_sampled_tokens, out)
+                break
+            except Exception as error:  # e.g. a compile failure for a new dtype, a lost device
+                if backend != registry.AUTO or registry.is_reference(kernel):
+                    _name_the_backend(error, kernel)
+                    raise
+                # `auto` never fails while the reference can run: the next backend answers
+                registry.pass_over(kernel, logits.device, logits.dtype, error)
+                kernel = registry.resolve(backend, logits.device, logits.dtype)
     elif num_reqs:
         out.counts.zero_()
     return out
@@ -56,9 +62,8 @@ def compact_sampling_mask(
 
 def _name_the_backend(error: Exception, kernel: partial) -> None:
     """Add which backend raised to the traceback (a note, so the exception's type is kept)."""
-    backend = kernel.func.__module__.rpartition(".")[2]
     if hasattr(error, "add_note"):  # Python >= 3.11
-        error.add_note(f"raised by masks backend '{backend}:{kernel.keywords['variant']}'")
+        error.add_note(f"raised by masks backend '{registry.backend_of(kernel)}'")
 
 
 def _check_inputs(

@@ -7,7 +7,9 @@ reference itself (``torch``) is not probed: it defines the answer, and a probe o
 fail because of the caller's context. A probe copies to and from the device, which a CUDA graph
 capture forbids: during a capture an unprobed backend is reported unavailable without caching
 (name it once before capturing), and ``"auto"`` takes the first backend of its order known to
-run, for that call only.
+run, for that call only. The probe runs float32; a backend whose call raises on another dtype
+(a kernel that does not compile for it, say) is passed over by ``"auto"`` for that dtype on
+that device, with a warning (`pass_over`).
 An explicitly named backend never falls back; only ``"auto"`` chooses.
 """
 
@@ -65,6 +67,8 @@ REFERENCE = "torch"
 _lock = threading.RLock()
 _modules: dict[str, ModuleType] = {}
 _probe_failures: dict[tuple[str, torch.device], BaseException | None] = {}
+_dtype_failures: dict[tuple[torch.device, torch.dtype], dict[str, BaseException]] = {}
+"""Backends whose call through `auto` raised on a dtype, per (device, dtype)."""
 
 
 def _device_key(device: torch.device | str) -> torch.device:
@@ -199,14 +203,15 @@ AUTO_ORDER: dict[str, list[str]] = _load_auto_order()
 """Fastest-first preference per device type, derived from committed benchmark results."""
 
 
-def _auto(device: torch.device) -> tuple[BackendSpec, list[str]]:
-    """The first backend of the device's order that runs natively here, and the backends before
-    it that could not be probed now (during a CUDA graph capture): the choice is final when
-    there are none."""
+def _auto(device: torch.device, dtype: torch.dtype | None = None) -> tuple[BackendSpec, list[str]]:
+    """The first backend of the device's order that runs natively here (and has not raised on
+    ``dtype``), and the backends before it that could not be probed now (during a CUDA graph
+    capture): the choice is final when there are none."""
     unprobed = []
+    passed_over = _dtype_failures.get((device, dtype), {})
     for name in AUTO_ORDER.get(device.type, [REFERENCE]):
         spec = BACKENDS[name]
-        if spec.emulated():
+        if spec.emulated() or name in passed_over:
             continue
         failure = probe_failure(spec, device)
         if failure is None:
@@ -219,31 +224,62 @@ def _auto(device: torch.device) -> tuple[BackendSpec, list[str]]:
 _resolved: dict[tuple[str, torch.device], Kernel] = {}
 
 
-def resolve(name: str, device: torch.device) -> Kernel:
-    """The kernel that ``backend=name`` runs on ``device``; raises if it cannot run there.
+def resolve(name: str, device: torch.device, dtype: torch.dtype | None = None) -> Kernel:
+    """The kernel that ``backend=name`` runs on ``device`` for logits of ``dtype``; raises if it
+    cannot run there.
 
-    The per-call path is one dict lookup once a (name, device) pair has been resolved.
+    The per-call path is one dict lookup once a (name, device, dtype) has been resolved.
     """
     try:
-        kernel = _resolved.get((name, device))
+        kernel = _resolved.get((name, device, dtype))
     except TypeError:  # an unhashable backend: parse_backend's error names the argument
         parse_backend(name)
         raise
     if kernel is None:
-        kernel, final = _resolve(name, device)
+        kernel, final = _resolve(name, device, dtype)
         if final:
-            kernel = _resolved.setdefault((name, device), kernel)
+            kernel = _resolved.setdefault((name, device, dtype), kernel)
     return kernel
 
 
-def _resolve(name: str, device: torch.device) -> tuple[Kernel, bool]:
+def backend_of(kernel: Kernel) -> str:
+    """``"name:variant"`` of a kernel `resolve` returned."""
+    return kernel.backend
+
+
+def is_reference(kernel: Kernel) -> bool:
+    return kernel.backend.partition(":")[0] == REFERENCE
+
+
+def pass_over(kernel: Kernel, device: torch.device, dtype: torch.dtype, error: Exception) -> None:
+    """Record that `auto`'s ``kernel`` raised on logits of ``dtype`` on ``device``, and warn:
+    `auto` resolves that dtype again without its backend. Never the reference's (its error is
+    the caller's to see)."""
+    if is_reference(kernel):
+        raise ValueError("the reference backend is never passed over")
+    name = backend_of(kernel).partition(":")[0]
+    device = _device_key(device)
+    with _lock:
+        _dtype_failures.setdefault((device, dtype), {})[name] = error
+        for key in [key for key in _resolved if key[0] == AUTO and key[2] == dtype]:
+            _resolved.pop(key, None)
+    warnings.warn(
+        f"masks: backend 'auto' passes over {name!r} for {dtype} on {device} from now on: its "
+        f"call raised {type(error).__name__}: {error}",
+        stacklevel=3,
+    )
+
+
+def _resolve(
+    name: str, device: torch.device, dtype: torch.dtype | None = None
+) -> tuple[Kernel, bool]:
     """The kernel, and whether it is the final choice (`auto` during a CUDA graph capture may
     have had to pass over unprobed backends: then it is used for this call only)."""
     spec, variant = parse_backend(name)
     device = _device_key(device)
     final = True
     if spec is None:
-        spec, unprobed = _auto(device)
+        spec, unprobed = _auto(device, dtype)
         if unprobed:
             final = False
             warnings.warn(
@@ -262,7 +298,9 @@ def _resolve(name: str, device: torch.device) -> tuple[Kernel, bool]:
         raise ValueError(
             f"backend {spec.name!r} has variants {', '.join(module.VARIANTS)}, got {variant!r}"
         )
-    return partial(module.compact, variant=variant), final
+    kernel = partial(module.compact, variant=variant)
+    kernel.backend = f"{spec.name}:{variant}"  # for errors and `pass_over`
+    return kernel, final
 
 
 def variants(name: str) -> tuple[str, ...]:

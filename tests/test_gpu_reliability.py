@@ -7,7 +7,9 @@ serving engine creates.
 * Threads: eight threads' first calls at once, compilation included.
 * Compilation: twenty shapes do not compile twenty kernels.
 * Memory: 10,000 calls leave device memory flat; a call's extra peak memory is small scratch.
-* Errors: a failing compile or driver surfaces naming the backend; nothing is swallowed.
+* Errors: a failing compile or driver surfaces naming the backend; nothing is swallowed (but
+  `auto` answers a dtype its first backend fails on with the next one, and warns).
+* First calls: from a thread that has done no CUDA work, in sync debug mode, during a capture.
 * CUDA graphs (last: a capture that fails may leave the CUDA context unusable): a call captured
   with preallocated outputs replays right on new inputs, and shares no scratch with eager calls
   on its capture stream.
@@ -27,6 +29,7 @@ import random
 import statistics
 import threading
 import time
+import warnings
 from collections.abc import Callable
 
 import pytest
@@ -598,6 +601,44 @@ def test_failure_after_first_use_names_the_backend(backend: str, device: str, mo
     assert any(f"'{backend.partition(':')[0]}:" in note for note in notes), notes
 
 
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="runs the GPU backends")
+def test_auto_passes_over_a_backend_failing_on_a_new_dtype(monkeypatch) -> None:
+    """`auto`'s first backend raises on float64 only (a kernel that does not compile for it; the
+    registry's probe runs float32): float64 calls warn once and are answered by the next
+    backend, float32 calls stay on the first."""
+    monkeypatch.setattr(registry, "_probe_failures", {})
+    monkeypatch.setattr(registry, "_resolved", {})
+    monkeypatch.setattr(registry, "_dtype_failures", {})
+    first = registry.backend_of(registry.resolve("auto", CUDA)).partition(":")[0]
+    if first == registry.REFERENCE:
+        pytest.skip("no GPU backend runs here: auto is the reference")
+    module = importlib.import_module(f"masks.backends.{first}")
+    compact = module.compact
+
+    def no_float64(logits, num_sampled_tokens, out, variant):
+        if logits.dtype == torch.float64:
+            raise InjectedFailure("injected: no float64 kernel")
+        compact(logits, num_sampled_tokens, out, variant)
+
+    monkeypatch.setattr(module, "compact", no_float64)
+    monkeypatch.setattr(registry, "_resolved", {})
+    logits, counts, expected = inputs_and_reference(4, 32_003, 64, torch.float32, torch.int32, 75)
+    wide, _, wide_expected = inputs_and_reference(4, 32_003, 64, torch.float64, torch.int32, 75)
+    assert_masks_equal(compact_sampling_mask(logits, counts, 64), expected)
+    with pytest.warns(UserWarning, match=rf"passes over '{first}' for torch.float64"):
+        assert_masks_equal(compact_sampling_mask(wide, counts, 64), wide_expected)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # passed over once, not warned again
+        assert_masks_equal(compact_sampling_mask(wide, counts, 64), wide_expected)
+    chosen = {
+        dtype: registry.backend_of(registry.resolve("auto", wide.device, dtype))
+        for dtype in (torch.float32, torch.float64)
+    }
+    assert chosen[torch.float32].startswith(f"{first}:")
+    assert not chosen[torch.float64].startswith(f"{first}:")
+
+
 # --- CUDA graphs ------------------------------------------------------------------------------
 
 GRAPH_CASES = [  # R, V, W, dtype, counts dtype: `split` at few rows, `fused` at many
@@ -716,6 +757,7 @@ def test_a_first_call_during_graph_capture(monkeypatch) -> None:
     )
     for name in named:  # probed now, and running natively
         assert_masks_equal(compact_sampling_mask(logits, counts, width, backend=name), expected)
-    chosen = registry.resolve("auto", logits.device).func.__module__.rpartition(".")[2]
+    chosen = registry.backend_of(registry.resolve("auto", logits.device, logits.dtype))
+    chosen = chosen.partition(":")[0]
     assert chosen == next((n for n in registry.AUTO_ORDER["cuda"] if n in named), "torch")
     assert_masks_equal(compact_sampling_mask(logits, counts, width), expected)

@@ -6,12 +6,14 @@ import subprocess
 import sys
 import threading
 import types
+import warnings
 
 import pytest
 import torch
 
 import masks
 from masks import BackendUnavailableError, compact_sampling_mask, registry
+from masks.testing import assert_masks_equal, make_logits, reference
 
 
 @pytest.fixture
@@ -19,6 +21,7 @@ def fresh_registry(monkeypatch):
     """An empty probe/resolve cache, restored afterwards."""
     monkeypatch.setattr(registry, "_probe_failures", {})
     monkeypatch.setattr(registry, "_resolved", {})
+    monkeypatch.setattr(registry, "_dtype_failures", {})
     monkeypatch.setattr(registry, "_modules", dict(registry._modules))
     return registry
 
@@ -189,7 +192,52 @@ def test_auto_during_a_capture_passes_over_unprobed_backends(fresh_registry, mon
     assert ("fast", cuda) not in registry._probe_failures
     capturing = False
     assert registry.resolve("auto", cuda).func is fast
-    assert probed == ["fast"] and ("auto", cuda) in registry._resolved
+    assert probed == ["fast"] and ("auto", cuda, None) in registry._resolved
+
+
+def test_auto_passes_over_a_backend_that_raises_on_a_dtype(fresh_registry, monkeypatch) -> None:
+    """The probe runs float32: a backend whose kernel does not compile for another dtype raises
+    on that dtype's first call. `auto` never fails while the reference can run: it warns,
+    answers with the next backend, and passes over the failing one for that dtype only; a
+    named backend raises."""
+    from masks.backends import torch as reference_backend
+
+    calls = []
+
+    def picky(logits, num_sampled, out, variant):
+        calls.append(logits.dtype)
+        if logits.dtype == torch.float64:
+            raise RuntimeError("no float64 kernel")
+        reference_backend.compact(logits, num_sampled, out)
+
+    _install_fake_backend(monkeypatch, "picky", _fake_module(picky))
+    monkeypatch.setitem(registry.AUTO_ORDER, "cpu", ["picky", "torch"])
+    logits = make_logits(3, 70, [0, 9, 70], junk=True)
+    with pytest.warns(UserWarning, match=r"passes over 'picky' for torch.float64 .*no float64"):
+        result = compact_sampling_mask(logits.double(), backend="auto")
+    assert_masks_equal(result, reference(logits.double()))
+    calls.clear()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert_masks_equal(compact_sampling_mask(logits.double()), reference(logits.double()))
+        assert_masks_equal(compact_sampling_mask(logits), reference(logits))
+    assert calls == [torch.float32]  # float64 went straight to the reference
+    with pytest.raises(RuntimeError, match="no float64 kernel") as caught:
+        compact_sampling_mask(logits.double(), backend="picky")
+    assert "raised by masks backend 'picky:only'" in caught.value.__notes__
+
+
+def test_auto_raises_what_the_reference_raises(fresh_registry, monkeypatch) -> None:
+    """Nothing is left to pass over to: the reference's error is the caller's, named."""
+    from masks.backends import torch as reference_backend
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("reference broke")
+
+    monkeypatch.setattr(reference_backend, "_compact_rows", broken)
+    with pytest.raises(RuntimeError, match="reference broke") as caught:
+        compact_sampling_mask(torch.randn(2, 9), backend="auto")
+    assert "raised by masks backend 'torch:reference'" in caught.value.__notes__
 
 
 def test_probe_runs_once_under_concurrency(fresh_registry, monkeypatch) -> None:
