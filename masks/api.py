@@ -47,14 +47,18 @@ def compact_sampling_mask(
         while True:
             try:
                 kernel(logits, num_sampled_tokens, out)
-                break
             except Exception as error:  # e.g. a compile failure for a new dtype, a lost device
-                if backend != registry.AUTO or registry.is_reference(kernel):
+                # `auto` never fails while the reference can run: if this was a backend's first
+                # call on the dtype, the next backend answers
+                if backend != registry.AUTO or not registry.pass_over(
+                    kernel, logits.device, logits.dtype, error
+                ):
                     _name_the_backend(error, kernel)
                     raise
-                # `auto` never fails while the reference can run: the next backend answers
-                registry.pass_over(kernel, logits.device, logits.dtype, error)
                 kernel = registry.resolve(backend, logits.device, logits.dtype)
+            else:
+                kernel.answered = True
+                break
     elif num_reqs:
         out.counts.zero_()
     return out

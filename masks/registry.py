@@ -7,9 +7,9 @@ reference itself (``torch``) is not probed: it defines the answer, and a probe o
 fail because of the caller's context. A probe copies to and from the device, which a CUDA graph
 capture forbids: during a capture an unprobed backend is reported unavailable without caching
 (name it once before capturing), and ``"auto"`` takes the first backend of its order known to
-run, for that call only. The probe runs float32; a backend whose call raises on another dtype
-(a kernel that does not compile for it, say) is passed over by ``"auto"`` for that dtype on
-that device, with a warning (`pass_over`).
+run, for that call only. The probe runs float32; a backend whose first call on another dtype
+raises (a kernel that does not compile for it, say) is passed over by ``"auto"`` for that dtype
+on that device, with a warning (`pass_over`); a later error is the caller's.
 An explicitly named backend never falls back; only ``"auto"`` chooses.
 """
 
@@ -221,7 +221,7 @@ def _auto(device: torch.device, dtype: torch.dtype | None = None) -> tuple[Backe
     return BACKENDS[REFERENCE], unprobed
 
 
-_resolved: dict[tuple[str, torch.device], Kernel] = {}
+_resolved: dict[tuple[str, torch.device, torch.dtype | None], Kernel] = {}
 
 
 def resolve(name: str, device: torch.device, dtype: torch.dtype | None = None) -> Kernel:
@@ -247,17 +247,14 @@ def backend_of(kernel: Kernel) -> str:
     return kernel.backend
 
 
-def is_reference(kernel: Kernel) -> bool:
-    return kernel.backend.partition(":")[0] == REFERENCE
-
-
-def pass_over(kernel: Kernel, device: torch.device, dtype: torch.dtype, error: Exception) -> None:
-    """Record that `auto`'s ``kernel`` raised on logits of ``dtype`` on ``device``, and warn:
-    `auto` resolves that dtype again without its backend. Never the reference's (its error is
-    the caller's to see)."""
-    if is_reference(kernel):
-        raise ValueError("the reference backend is never passed over")
+def pass_over(kernel: Kernel, device: torch.device, dtype: torch.dtype, error: Exception) -> bool:
+    """If `auto`'s ``kernel`` raised on its first call with logits of ``dtype`` on ``device``,
+    record it and warn, so that `auto` resolves that dtype again without its backend, and return
+    True. False for the reference, and for a kernel that has answered before (a lost device, an
+    out-of-memory error: the caller's to see, not a reason to drop the backend for good)."""
     name = backend_of(kernel).partition(":")[0]
+    if name == REFERENCE or kernel.answered:
+        return False
     device = _device_key(device)
     with _lock:
         _dtype_failures.setdefault((device, dtype), {})[name] = error
@@ -265,9 +262,10 @@ def pass_over(kernel: Kernel, device: torch.device, dtype: torch.dtype, error: E
             _resolved.pop(key, None)
     warnings.warn(
         f"masks: backend 'auto' passes over {name!r} for {dtype} on {device} from now on: its "
-        f"call raised {type(error).__name__}: {error}",
+        f"first call raised {type(error).__name__}: {error}",
         stacklevel=3,
     )
+    return True
 
 
 def _resolve(
@@ -300,6 +298,7 @@ def _resolve(
         )
     kernel = partial(module.compact, variant=variant)
     kernel.backend = f"{spec.name}:{variant}"  # for errors and `pass_over`
+    kernel.answered = False  # set by the first call that returns
     return kernel, final
 
 

@@ -227,6 +227,29 @@ def test_auto_passes_over_a_backend_that_raises_on_a_dtype(fresh_registry, monke
     assert "raised by masks backend 'picky:only'" in caught.value.__notes__
 
 
+def test_auto_keeps_a_backend_that_fails_after_answering(fresh_registry, monkeypatch) -> None:
+    """A later error (a lost device, out of memory) is the caller's, named: `auto` does not drop
+    a backend that has answered the dtype before."""
+    from masks.backends import torch as reference_backend
+
+    failing = []
+
+    def flaky(logits, num_sampled, out, variant):
+        if failing:
+            raise RuntimeError("device lost")
+        reference_backend.compact(logits, num_sampled, out)
+
+    _install_fake_backend(monkeypatch, "flaky", _fake_module(flaky))
+    monkeypatch.setitem(registry.AUTO_ORDER, "cpu", ["flaky", "torch"])
+    logits = torch.randn(2, 9)
+    assert compact_sampling_mask(logits).counts.tolist() == [9, 9]
+    failing.append(True)
+    with pytest.raises(RuntimeError, match="device lost") as caught:
+        compact_sampling_mask(logits)
+    assert "raised by masks backend 'flaky:only'" in caught.value.__notes__
+    assert not registry._dtype_failures
+
+
 def test_auto_raises_what_the_reference_raises(fresh_registry, monkeypatch) -> None:
     """Nothing is left to pass over to: the reference's error is the caller's, named."""
     from masks.backends import torch as reference_backend
