@@ -44,24 +44,38 @@ def compact_sampling_mask(
     else:
         _check_out(out, num_reqs, vocab_size, min(max_num_kept, vocab_size), logits.device)
     if num_reqs and vocab_size:
-        while True:
-            try:
-                kernel(logits, num_sampled_tokens, out)
-            except Exception as error:  # e.g. a compile failure for a new dtype, a lost device
-                # `auto` never fails while the reference can run: if this was a backend's first
-                # call on the dtype, the next backend answers
-                if backend != registry.AUTO or not registry.pass_over(
-                    kernel, logits.device, logits.dtype, error
-                ):
-                    _name_the_backend(error, kernel)
-                    raise
-                kernel = registry.resolve(backend, logits.device, logits.dtype)
-            else:
-                kernel.answered = True
-                break
+        try:
+            kernel(logits, num_sampled_tokens, out)
+        except Exception as error:  # e.g. a compile failure for a new dtype, a lost device
+            if backend != registry.AUTO or not registry.may_pass_over(kernel, error):
+                _name_the_backend(error, kernel)
+                raise
+            _answer_with_the_reference(kernel, error, logits, num_sampled_tokens, out)
     elif num_reqs:
         out.counts.zero_()
     return out
+
+
+def _answer_with_the_reference(
+    kernel: partial,
+    error: Exception,
+    logits: torch.Tensor,
+    num_sampled_tokens: torch.Tensor | None,
+    out: SamplingMask,
+) -> None:
+    """`auto` never fails while the reference can run: its backend raised (a kernel that does
+    not compile for this dtype, say), so the reference answers, and the backend is passed over
+    for the dtype from then on. If the reference raises too, nothing is recorded and the
+    backend's error is raised, naming both."""
+    reference = registry.resolve(registry.REFERENCE, logits.device, logits.dtype)
+    try:
+        reference(logits, num_sampled_tokens, out)
+    except Exception as second:
+        _name_the_backend(error, kernel)
+        if hasattr(error, "add_note"):  # Python >= 3.11
+            error.add_note(f"then the reference raised {type(second).__name__}: {second}")
+        raise error from None
+    registry.pass_over(kernel, logits.device, logits.dtype, error)
 
 
 def _name_the_backend(error: Exception, kernel: partial) -> None:
@@ -85,8 +99,6 @@ def _check_inputs(
         raise ValueError(
             f"logits must be 2-D [num_reqs, vocab_size], got shape {tuple(logits.shape)}"
         )
-    if logits.device.type not in ("cpu", "cuda"):
-        raise ValueError(f"logits must be on a CPU or CUDA device, got {logits.device}")
     if num_sampled_tokens is not None:
         if not isinstance(num_sampled_tokens, torch.Tensor):
             raise TypeError(

@@ -7,9 +7,10 @@ reference itself (``torch``) is not probed: it defines the answer, and a probe o
 fail because of the caller's context. A probe copies to and from the device, which a CUDA graph
 capture forbids: during a capture an unprobed backend is reported unavailable without caching
 (name it once before capturing), and ``"auto"`` takes the first backend of its order known to
-run, for that call only. The probe runs float32; a backend whose first call on another dtype
-raises (a kernel that does not compile for it, say) is passed over by ``"auto"`` for that dtype
-on that device, with a warning (`pass_over`); a later error is the caller's.
+run, for that call only (a probe that fails because another thread is capturing is not cached
+either). The probe runs float32: when a call of ``"auto"``'s backend raises on a dtype (a
+kernel that does not compile for it, say) and the reference then answers it, ``"auto"`` passes
+over that backend for the dtype on that device from then on, with a warning (`pass_over`).
 An explicitly named backend never falls back; only ``"auto"`` chooses.
 """
 
@@ -67,8 +68,9 @@ REFERENCE = "torch"
 _lock = threading.RLock()
 _modules: dict[str, ModuleType] = {}
 _probe_failures: dict[tuple[str, torch.device], BaseException | None] = {}
-_dtype_failures: dict[tuple[torch.device, torch.dtype], dict[str, BaseException]] = {}
-"""Backends whose call through `auto` raised on a dtype, per (device, dtype)."""
+_dtype_failures: dict[tuple[torch.device, torch.dtype], dict[str, str]] = {}
+"""Backends passed over by `auto` per (device, dtype), with what their call raised (text: an
+exception would keep its traceback's tensors alive)."""
 
 
 def _device_key(device: torch.device | str) -> torch.device:
@@ -123,11 +125,12 @@ class _NotProbedDuringCapture(BackendUnavailableError):
 
 @contextlib.contextmanager
 def _sync_debug_mode_off(device: torch.device):
-    """CUDA's sync debug mode off while the probe copies and compares on the host."""
-    if device.type != "cuda":
+    """CUDA's sync debug mode off while the probe copies and compares on the host (the mode is
+    the process's: other threads' calls go unchecked meanwhile)."""
+    mode = torch.cuda.get_sync_debug_mode() if device.type == "cuda" else 0
+    if mode == 0:
         yield
         return
-    mode = torch.cuda.get_sync_debug_mode()
     torch.cuda.set_sync_debug_mode(0)
     try:
         yield
@@ -190,6 +193,10 @@ def probe_failure(spec: BackendSpec, device: torch.device | str) -> BaseExceptio
                     f"{type(error).__name__}: {error}"
                 )
                 failure.__cause__ = error
+                if "captur" in str(error).lower():  # another thread's capture forbade it
+                    deferred = _NotProbedDuringCapture(str(failure))
+                    deferred.__cause__ = error
+                    return deferred
         _probe_failures[key] = failure
         return failure
 
@@ -236,9 +243,10 @@ def resolve(name: str, device: torch.device, dtype: torch.dtype | None = None) -
         parse_backend(name)
         raise
     if kernel is None:
-        kernel, final = _resolve(name, device, dtype)
-        if final:
-            kernel = _resolved.setdefault((name, device, dtype), kernel)
+        with _lock:  # a `pass_over` cannot come between the choice and its caching
+            kernel, final = _resolve(name, device, dtype)
+            if final:
+                kernel = _resolved.setdefault((name, device, dtype), kernel)
     return kernel
 
 
@@ -247,25 +255,29 @@ def backend_of(kernel: Kernel) -> str:
     return kernel.backend
 
 
-def pass_over(kernel: Kernel, device: torch.device, dtype: torch.dtype, error: Exception) -> bool:
-    """If `auto`'s ``kernel`` raised on its first call with logits of ``dtype`` on ``device``,
-    record it and warn, so that `auto` resolves that dtype again without its backend, and return
-    True. False for the reference, and for a kernel that has answered before (a lost device, an
-    out-of-memory error: the caller's to see, not a reason to drop the backend for good)."""
+def may_pass_over(kernel: Kernel, error: Exception) -> bool:
+    """Whether `auto` may answer with the reference when ``kernel`` raised ``error``: not when
+    it is the reference, nor for an out-of-memory error (the caller's to see, and no reason to
+    drop a backend for good)."""
+    out_of_memory = isinstance(error, MemoryError | torch.cuda.OutOfMemoryError)
+    return not out_of_memory and backend_of(kernel).partition(":")[0] != REFERENCE
+
+
+def pass_over(kernel: Kernel, device: torch.device, dtype: torch.dtype, error: Exception) -> None:
+    """`auto`'s ``kernel`` raised on logits of ``dtype`` on ``device`` and the reference answered:
+    record it and warn; `auto` resolves that dtype on that device again without its backend."""
     name = backend_of(kernel).partition(":")[0]
-    if name == REFERENCE or kernel.answered:
-        return False
     device = _device_key(device)
     with _lock:
-        _dtype_failures.setdefault((device, dtype), {})[name] = error
-        for key in [key for key in _resolved if key[0] == AUTO and key[2] == dtype]:
-            _resolved.pop(key, None)
+        _dtype_failures.setdefault((device, dtype), {})[name] = f"{type(error).__name__}: {error}"
+        for key in list(_resolved):
+            if key[0] == AUTO and key[2] == dtype and _device_key(key[1]) == device:
+                del _resolved[key]
     warnings.warn(
-        f"masks: backend 'auto' passes over {name!r} for {dtype} on {device} from now on: its "
-        f"first call raised {type(error).__name__}: {error}",
-        stacklevel=3,
+        f"masks: backend 'auto' passes over {name!r} for {dtype} on {device} from now on: a "
+        f"call raised {type(error).__name__}: {error} (the reference answered it)",
+        stacklevel=4,
     )
-    return True
 
 
 def _resolve(
@@ -274,6 +286,8 @@ def _resolve(
     """The kernel, and whether it is the final choice (`auto` during a CUDA graph capture may
     have had to pass over unprobed backends: then it is used for this call only)."""
     spec, variant = parse_backend(name)
+    if device.type not in ("cpu", "cuda"):  # checked here, once per device: not per call
+        raise ValueError(f"logits must be on a CPU or CUDA device, got {device}")
     device = _device_key(device)
     final = True
     if spec is None:
@@ -298,7 +312,6 @@ def _resolve(
         )
     kernel = partial(module.compact, variant=variant)
     kernel.backend = f"{spec.name}:{variant}"  # for errors and `pass_over`
-    kernel.answered = False  # set by the first call that returns
     return kernel, final
 
 

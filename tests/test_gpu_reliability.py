@@ -605,8 +605,8 @@ def test_failure_after_first_use_names_the_backend(backend: str, device: str, mo
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="runs the GPU backends")
 def test_auto_passes_over_a_backend_failing_on_a_new_dtype(monkeypatch) -> None:
     """`auto`'s first backend raises on float64 only (a kernel that does not compile for it; the
-    registry's probe runs float32): float64 calls warn once and are answered by the next
-    backend, float32 calls stay on the first."""
+    registry's probe runs float32): float64's first call warns and the reference answers it,
+    later ones go to the next backend; float32 calls stay on the first."""
     monkeypatch.setattr(registry, "_probe_failures", {})
     monkeypatch.setattr(registry, "_resolved", {})
     monkeypatch.setattr(registry, "_dtype_failures", {})

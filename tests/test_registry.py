@@ -65,6 +65,12 @@ def test_auto_on_cpu_runs_natively() -> None:
     assert registry._auto(torch.device("cpu"))[0].name == "torch"
 
 
+def assert_named(error: BaseException, backend: str) -> None:
+    """The error names the backend that raised (a note: Python >= 3.11 has them)."""
+    if sys.version_info >= (3, 11):
+        assert f"raised by masks backend '{backend}'" in error.__notes__, error.__notes__
+
+
 def _install_fake_backend(monkeypatch, name: str, module: types.ModuleType) -> None:
     spec = registry.BackendSpec(name, extra=None, gpu_only=False)
     monkeypatch.setitem(registry.BACKENDS, name, spec)
@@ -224,30 +230,44 @@ def test_auto_passes_over_a_backend_that_raises_on_a_dtype(fresh_registry, monke
     assert calls == [torch.float32]  # float64 went straight to the reference
     with pytest.raises(RuntimeError, match="no float64 kernel") as caught:
         compact_sampling_mask(logits.double(), backend="picky")
-    assert "raised by masks backend 'picky:only'" in caught.value.__notes__
+    assert_named(caught.value, "picky:only")
 
 
-def test_auto_keeps_a_backend_that_fails_after_answering(fresh_registry, monkeypatch) -> None:
-    """A later error (a lost device, out of memory) is the caller's, named: `auto` does not drop
-    a backend that has answered the dtype before."""
+@pytest.mark.parametrize(
+    ("backend_error", "reference_fails"),
+    [(RuntimeError("device lost"), True), (torch.OutOfMemoryError("CUDA out of memory"), False)],
+    ids=["the-reference-fails-too", "out-of-memory"],
+)
+def test_auto_raises_the_backends_error_and_keeps_it(
+    fresh_registry, monkeypatch, backend_error: Exception, reference_fails: bool
+) -> None:
+    """Nothing to pass over to (the reference raises too: a lost device), or nothing to pass
+    over for (out of memory): `auto` raises the backend's own error, named, and keeps it."""
     from masks.backends import torch as reference_backend
 
-    failing = []
-
-    def flaky(logits, num_sampled, out, variant):
-        if failing:
-            raise RuntimeError("device lost")
+    def failing(logits, num_sampled, out, variant):
+        if logits.dtype == torch.float64:
+            raise backend_error
         reference_backend.compact(logits, num_sampled, out)
 
-    _install_fake_backend(monkeypatch, "flaky", _fake_module(flaky))
-    monkeypatch.setitem(registry.AUTO_ORDER, "cpu", ["flaky", "torch"])
-    logits = torch.randn(2, 9)
-    assert compact_sampling_mask(logits).counts.tolist() == [9, 9]
-    failing.append(True)
-    with pytest.raises(RuntimeError, match="device lost") as caught:
-        compact_sampling_mask(logits)
-    assert "raised by masks backend 'flaky:only'" in caught.value.__notes__
+    _install_fake_backend(monkeypatch, "failing", _fake_module(failing))
+    monkeypatch.setitem(registry.AUTO_ORDER, "cpu", ["failing", "torch"])
+
+    def reference_broke(*args):
+        raise RuntimeError("reference broke")
+
+    compact_sampling_mask(torch.randn(2, 9))  # probed (against the reference) and answering
+    if reference_fails:
+        monkeypatch.setattr(reference_backend, "_compact_rows", reference_broke)
+    with pytest.raises(type(backend_error), match=str(backend_error)) as caught:
+        compact_sampling_mask(torch.randn(2, 9, dtype=torch.float64))
+    assert_named(caught.value, "failing:only")
+    if reference_fails and sys.version_info >= (3, 11):
+        assert "then the reference raised RuntimeError: reference broke" in caught.value.__notes__
     assert not registry._dtype_failures
+    assert registry.backend_of(registry.resolve("auto", torch.device("cpu"), torch.float64)) == (
+        "failing:only"
+    )
 
 
 def test_auto_raises_what_the_reference_raises(fresh_registry, monkeypatch) -> None:
@@ -260,7 +280,7 @@ def test_auto_raises_what_the_reference_raises(fresh_registry, monkeypatch) -> N
     monkeypatch.setattr(reference_backend, "_compact_rows", broken)
     with pytest.raises(RuntimeError, match="reference broke") as caught:
         compact_sampling_mask(torch.randn(2, 9), backend="auto")
-    assert "raised by masks backend 'torch:reference'" in caught.value.__notes__
+    assert_named(caught.value, "torch:reference")
 
 
 def test_probe_runs_once_under_concurrency(fresh_registry, monkeypatch) -> None:
