@@ -188,15 +188,16 @@ def probe_failure(spec: BackendSpec, device: torch.device | str) -> BaseExceptio
             except BackendUnavailableError as error:
                 failure = error
             except Exception as error:  # a broken install: report, never swallow silently
-                failure = BackendUnavailableError(
+                # another thread's capture forbade the probe: not cached, as during our own
+                captured = "captur" in str(error).lower()
+                kind = _NotProbedDuringCapture if captured else BackendUnavailableError
+                failure = kind(
                     f"backend {spec.name!r} failed its probe on {device}: "
                     f"{type(error).__name__}: {error}"
                 )
                 failure.__cause__ = error
-                if "captur" in str(error).lower():  # another thread's capture forbade it
-                    deferred = _NotProbedDuringCapture(str(failure))
-                    deferred.__cause__ = error
-                    return deferred
+                if captured:
+                    return failure
         _probe_failures[key] = failure
         return failure
 

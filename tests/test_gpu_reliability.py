@@ -730,10 +730,9 @@ def test_a_first_call_during_graph_capture(monkeypatch) -> None:
     backend known to run, the reference, and warns; a named GPU backend raises, saying to call
     it before capturing; neither answer is cached, so after the capture both run natively."""
     named = [  # the GPU backends that run here
-        name
+        p.values[0].partition(":")[0]
         for p in PROBED_BACKENDS
         if not any(mark.name == "skip" for mark in p.marks)
-        and (name := p.values[0].partition(":")[0])
     ]
     num_reqs, vocab_size, width = 4, 32_003, 64
     logits, counts, expected = inputs_and_reference(
