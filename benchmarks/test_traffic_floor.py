@@ -14,6 +14,6 @@ from masks.testing import NVCC, nvcc_check
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
 def test_floor_kernels_compile_without_warnings_or_spills(arch: str, tmp_path: Path) -> None:
     names = traffic_floor.kernel_names(bulk=True)
-    row_threads = {threads for threads, _ in traffic_floor.ROW_CONFIGS}
+    row_threads = {threads for threads, _, _ in traffic_floor.ROW_CONFIGS}
     assert len(names) == 4 + 2 * len(traffic_floor.BULK_CONFIGS) + 2 * len(row_threads)
     nvcc_check(traffic_floor.SOURCE, sorted(names.values()), arch, tmp_path)

@@ -69,10 +69,14 @@ __global__ void stream_floor(const uint4* logits, unsigned char* mask, int* ids,
 // kUnroll segments before folding any; then the block writes its share of the row's ids and
 // thread 0 of the row's first block its count. Beside `stream_floor` it shows what a static
 // split of each row over one block's warps costs by itself, with nothing to test or rank.
+// `interleave` != 0: the row's warps take its groups of kUnroll segments in turn instead (warp
+// k groups k, k + warps, ...), so that a row's blocks sweep the row together, as the
+// grid-stride floor's sweep the whole input.
 template <int kVecs, int kUnroll, int kThreads>
 __global__ void __launch_bounds__(kThreads, kThreads >= 1024 ? 1 : 1024 / kThreads)
     row_floor(const uint4* logits, unsigned char* mask, int* ids, int* counts,
-              long long groups_per_row, long long width, long long blocks_per_row) {
+              long long groups_per_row, long long width, long long blocks_per_row,
+              long long interleave) {
   constexpr long long kWarps = kThreads / 32;
   const long long row = blockIdx.x / blocks_per_row;
   const long long part = blockIdx.x % blocks_per_row;
@@ -81,11 +85,17 @@ __global__ void __launch_bounds__(kThreads, kThreads >= 1024 ? 1 : 1024 / kThrea
   const long long ranges = blocks_per_row * kWarps;
   long long per_warp = (segments + ranges - 1) / ranges;
   per_warp = (per_warp + kUnroll - 1) / kUnroll * kUnroll;
-  const long long first = warp * per_warp < segments ? warp * per_warp : segments;
-  const long long end = first + per_warp < segments ? first + per_warp : segments;
+  long long first = warp * per_warp < segments ? warp * per_warp : segments;
+  long long end = first + per_warp < segments ? first + per_warp : segments;
+  long long step = kUnroll;
+  if (interleave != 0) {
+    first = warp * kUnroll;
+    end = segments;
+    step = ranges * kUnroll;
+  }
   const uint4* row_logits = logits + row * groups_per_row * kVecs;
   unsigned char* row_mask = mask + row * groups_per_row;
-  for (long long seg = first; seg < end; seg += kUnroll) {
+  for (long long seg = first; seg < end; seg += step) {
     uint4 q[kUnroll][kVecs];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {

@@ -16,7 +16,8 @@ L2 flush, spin, CUDA events, medians), everything that moves the same bytes:
   floor is below 80% cannot meet that target with this measurement;
 * the *row floors*: the same loads and stores with the backends' ``fused`` partition (blocks
   of one row, one contiguous range of the row per warp, as `ROW_CONFIGS` lists) held to their
-  residency (1024 threads per SM): what that partition costs by itself;
+  residency (1024 threads per SM): what that partition costs by itself; and, *interleaved*,
+  with a row's warps taking its groups of segments in turn (a block sweeps its row);
 * the default variant of each GPU backend, on sparse, dense and full rows.
 
 Percentages are of the copy ceiling measured in the same run, for the kernel's minimal traffic,
@@ -54,8 +55,10 @@ STREAM_CONFIGS = [  # (threads, 16-byte loads in flight per thread, grid: "wave"
 threads x loads vectors (each block one step)."""
 BULK_CONFIGS = [(256, 16384, 4), (256, 16384, 6), (512, 32768, 3)]
 """(threads, stage bytes, stages) of the TMA floor; as many blocks as are resident."""
-ROW_CONFIGS = [(512, 1), (512, 2), (256, 1), (256, 2)]
-"""(threads, blocks per row) of the row floor: (512, 1) is CuPy's and Numba's ``fused``."""
+ROW_CONFIGS = [(512, 1, False), (512, 2, False), (256, 1, False), (256, 2, False), (512, 1, True)]
+"""(threads, blocks per row, interleaved) of the row floor: (512, 1, False) is CuPy's and Numba's
+``fused``; interleaved, a row's warps take its groups of segments in turn rather than one
+contiguous range each."""
 RESIDENT_THREADS = 1024
 """Threads per SM the row floor is held to: the backends' kernels ask for 64 registers."""
 
@@ -71,7 +74,7 @@ def kernel_names(bulk: bool) -> dict[tuple, str]:
     names |= {
         ("row", vecs, threads): f"row_floor<{vecs}, {8 // vecs}, {threads}>"
         for vecs in (1, 2)
-        for threads in sorted({threads for threads, _ in ROW_CONFIGS})
+        for threads in sorted({threads for threads, _, _ in ROW_CONFIGS})
     }
     if bulk:
         names |= {
@@ -143,7 +146,7 @@ class Floors:
             config = f"{threads} {stages}x{stage // 1024}K"
             calls[f"bulk {config}"] = launcher(kernel, blocks, threads, smem, *pointers, *sizes)
         num_reqs, width = out.token_ids.shape
-        for threads, blocks_per_row in ROW_CONFIGS:
+        for threads, blocks_per_row, interleaved in ROW_CONFIGS:
             kernel = self.kernels["row", vecs, threads]
             per_sm = RESIDENT_THREADS // threads
             # shared memory that no kernel reads, sized so that one more block does not fit
@@ -151,9 +154,10 @@ class Floors:
             kernel.max_dynamic_shared_size_bytes = smem
             if self._resident(kernel, threads, smem) != per_sm * self.sms:
                 raise RuntimeError(f"row floor {threads}: not {per_sm} blocks per SM")
-            calls[f"rows {threads}x{blocks_per_row}"] = launcher(
+            name = f"rows {threads}x{blocks_per_row}" + (" interleaved" if interleaved else "")
+            calls[name] = launcher(
                 kernel, num_reqs * blocks_per_row, threads, smem, *pointers,
-                groups // max(num_reqs, 1), width, blocks_per_row,
+                groups // max(num_reqs, 1), width, blocks_per_row, int(interleaved),
             )  # fmt: skip
         return calls
 
@@ -184,7 +188,8 @@ def measure_shape(
         times[name] = timing.device_time(call, device, REPS, flush).median_us
     if floors is not None:  # every floor folds the same bytes into the same mask
         masks = {}
-        kinds = ("outputs 256x8 wave", "rows 512x1") + (("bulk 256 4x16K",) if floors.bulk else ())
+        kinds = ("outputs 256x8 wave", "rows 512x1", "rows 512x1 interleaved")
+        kinds += ("bulk 256 4x16K",) if floors.bulk else ()
         for kind in kinds:
             out.packed_mask.zero_()
             calls[kind]()
@@ -205,6 +210,7 @@ def measure_shape(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=None)
+    parser.add_argument("--num-reqs", default="256,512,1024", help="rows of the shapes, e.g. 256")
     parser.add_argument("--l2-flush", choices=timing.L2_FLUSHES, default=timing.L2_FLUSHES[0])
     args = parser.parse_args()
     device = torch.device("cuda")
@@ -216,7 +222,9 @@ def main() -> None:
     print(f"L2 flush {args.l2_flush}: copy ceiling {ceiling:.0f} GB/s; one-element kernel "
           f"{fixed.median_us:.1f} us")  # fmt: skip
     rows = []
-    for (num_reqs, vocab), (name, dtype) in ((s, d) for s in SHAPES for d in DTYPES.items()):
+    wanted = {int(r) for r in args.num_reqs.split(",")}
+    shapes = [(r, v) for r, v in SHAPES if r in wanted]
+    for (num_reqs, vocab), (name, dtype) in ((s, d) for s in shapes for d in DTYPES.items()):
         row = measure_shape(num_reqs, vocab, dtype, floors, backends, ceiling, args.l2_flush)
         rows.append({"dtype": name, **row})
         bests = " ".join(
@@ -228,7 +236,11 @@ def main() -> None:
         cells = " ".join(
             b + " " + "/".join(f"{pct[f'{b} {s}']:.1f}" for s in compare.SUPPORTS) for b in backends
         )
-        fused_partition = f" (512x1 {pct['rows 512x1']:5.1f}%)" if "rows 512x1" in pct else ""
+        fused_partition = (
+            f" (512x1 {pct['rows 512x1']:5.1f}%, interleaved {pct['rows 512x1 interleaved']:5.1f}%)"
+            if "rows 512x1" in pct
+            else ""
+        )
         print(
             f"R={num_reqs:5d} V={vocab:6d} {name} {row['minimal_bytes'] / 1e6:6.1f} MB: copy "
             f"{pct['copy']:5.1f}% floors {bests}{fused_partition} | s/d/f {cells}",
