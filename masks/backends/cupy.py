@@ -5,14 +5,14 @@ Design (the one every GPU backend of masks follows):
 * Bytes: logits are read once (16-byte streaming loads when a row is contiguous and 16-byte
   aligned, scalar strided loads otherwise), the mask, ids and counts written once. Finiteness is
   tested on the bit pattern (exponent all ones = not kept), so every dtype is read as unsigned
-  integers and NaN payloads never matter. The load is ``__ldcs`` (``ld.global.cs``), and no
-  more is asked of the L2 than the loads: on the H200 at R = 256-1024 (results/
-  h200-2026-12-02-s7), a 256-byte L2 prefetch per miss (``.L2::256B``, with ``.cs``, ``.nc``
-  or neither) made every cell 4-13% slower, and prefetching a warp's next group (4 KB) into L2
-  one or two groups ahead of its loads 9-23% (run 2); ``.nc.L1::no_allocate`` left bf16
-  within 2% and fp32 1-6% slower, ``.cs.L2::128B`` was within 2% (run 1). Mask bytes are
-  stored one byte per lane and segment: storing a bf16 group's as one 8-byte word per lane
-  (the word `rank_bytes` regroups) was 0.9-1.1% slower on average, up to 4% (run 3).
+  integers and NaN payloads never matter. The load is ``__ldcs`` (``ld.global.cs``), and no more
+  is asked of the L2 than the loads: on the H200 at R = 256-1024 (results/h200-2026-12-02-s7),
+  a 256-byte L2 prefetch size (``.L2::256B``, with ``.cs``, ``.nc.L1::no_allocate`` or
+  ``.L1::no_allocate``) made every cell 4-13% slower, and prefetching a warp's next group (4 KB)
+  into L2 one or two groups ahead of its loads 9-23% (run 2); ``.nc.L1::no_allocate`` left bf16
+  within 2% and fp32 1-6% slower, ``.cs.L2::128B`` was within 2% (run 1). Mask bytes are stored
+  one byte per lane and segment: storing a bf16 group's as one 8-byte word per lane (the word
+  `rank_bytes` regroups) was 0.9-1.1% slower on average, up to 4% (run 3).
 * Two passes per range of columns, both warp-level. Pass 1 streams: lane l of a warp owns mask
   byte l of each 256-column *warp segment*, and a warp walks a contiguous range of segments
   issuing 8 16-byte loads per lane before testing them (several segments in flight), writing
