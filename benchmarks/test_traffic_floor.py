@@ -15,5 +15,7 @@ from masks.testing import NVCC, nvcc_check
 def test_floor_kernels_compile_without_warnings_or_spills(arch: str, tmp_path: Path) -> None:
     names = traffic_floor.kernel_names(bulk=True)
     row_threads = {threads for threads, _, _ in traffic_floor.ROW_CONFIGS}
-    assert len(names) == 4 + 2 * len(traffic_floor.BULK_CONFIGS) + 2 * len(row_threads)
+    chunk_threads = {threads for threads, _ in traffic_floor.CHUNK_CONFIGS}
+    layouts = len(traffic_floor.BULK_CONFIGS) + len(row_threads) + len(chunk_threads)
+    assert len(names) == 4 + 2 * layouts  # stream: 2 dtypes x 2 unrolls; the rest 2 dtypes each
     nvcc_check(traffic_floor.SOURCE, sorted(names.values()), arch, tmp_path)

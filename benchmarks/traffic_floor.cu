@@ -8,6 +8,8 @@
 // its vectors: it depends on every loaded byte, so no load is dead code. Every scalar
 // parameter is 64 bits wide (CuPy passes Python ints as 64-bit values).
 
+__device__ __forceinline__ long long min_ll(long long a, long long b) { return a < b ? a : b; }
+
 template <int kVecs>
 __device__ __forceinline__ unsigned fold_byte(const uint4 (&q)[kVecs]) {
   unsigned x = 0u;
@@ -63,15 +65,41 @@ __global__ void stream_floor(const uint4* logits, unsigned char* mask, int* ids,
   }
 }
 
+// Warp call: streams 32-byte mask segments first, first + step, ... (< end) of a flat run of
+// `groups` mask groups, kUnroll segments at a time (lane l: group 32 * segment + l), every lane
+// loading its kVecs vectors of kUnroll segments before folding any, as the backends' pass 1.
+template <int kVecs, int kUnroll>
+__device__ __forceinline__ void stream_segments(const uint4* logits, unsigned char* mask,
+                                                long long groups, long long first, long long end,
+                                                long long step) {
+  const long long lane = threadIdx.x & 31;
+  for (long long seg = first; seg < end; seg += step) {
+    uint4 q[kUnroll][kVecs];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const long long g = (seg + u) * 32 + lane;
+#pragma unroll
+      for (int i = 0; i < kVecs; ++i) {
+        q[u][i] = seg + u < end && g < groups ? __ldcs(logits + g * kVecs + i)
+                                              : make_uint4(0u, 0u, 0u, 0u);
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const long long g = (seg + u) * 32 + lane;
+      if (seg + u < end && g < groups) mask[g] = static_cast<unsigned char>(fold_byte<kVecs>(q[u]));
+    }
+  }
+}
+
 // The same traffic with the backends' `fused` partition (compact.cu): blocks_per_row blocks of
 // kThreads per row, the row's 32-byte mask segments cut into one contiguous range per warp
-// (rounded up to whole groups of kUnroll segments), each lane loading its kVecs vectors of
-// kUnroll segments before folding any; then the block writes its share of the row's ids and
-// thread 0 of the row's first block its count. Beside `stream_floor` it shows what a static
-// split of each row over one block's warps costs by itself, with nothing to test or rank.
-// `interleave` != 0: the row's warps take its groups of kUnroll segments in turn instead (warp
-// k groups k, k + warps, ...), so that a row's blocks sweep the row together, as the
-// grid-stride floor's sweep the whole input.
+// (rounded up to whole groups of kUnroll segments); then the block writes its share of the
+// row's ids and thread 0 of the row's first block its count. Beside `stream_floor` it shows
+// what a static split of each row over one block's warps costs by itself, with nothing to test
+// or rank. `interleave` != 0: the row's warps take its groups of kUnroll segments in turn
+// instead (warp k groups k, k + warps, ...), so that a row's blocks sweep the row together, as
+// the grid-stride floor's sweep the whole input.
 template <int kVecs, int kUnroll, int kThreads>
 __global__ void __launch_bounds__(kThreads, kThreads >= 1024 ? 1 : 1024 / kThreads)
     row_floor(const uint4* logits, unsigned char* mask, int* ids, int* counts,
@@ -80,44 +108,44 @@ __global__ void __launch_bounds__(kThreads, kThreads >= 1024 ? 1 : 1024 / kThrea
   constexpr long long kWarps = kThreads / 32;
   const long long row = blockIdx.x / blocks_per_row;
   const long long part = blockIdx.x % blocks_per_row;
-  const long long lane = threadIdx.x & 31, warp = part * kWarps + (threadIdx.x >> 5);
+  const long long warp = part * kWarps + (threadIdx.x >> 5);
   const long long segments = (groups_per_row + 31) / 32;
   const long long ranges = blocks_per_row * kWarps;
   long long per_warp = (segments + ranges - 1) / ranges;
   per_warp = (per_warp + kUnroll - 1) / kUnroll * kUnroll;
-  long long first = warp * per_warp < segments ? warp * per_warp : segments;
-  long long end = first + per_warp < segments ? first + per_warp : segments;
-  long long step = kUnroll;
-  if (interleave != 0) {
-    first = warp * kUnroll;
-    end = segments;
-    step = ranges * kUnroll;
-  }
-  const uint4* row_logits = logits + row * groups_per_row * kVecs;
-  unsigned char* row_mask = mask + row * groups_per_row;
-  for (long long seg = first; seg < end; seg += step) {
-    uint4 q[kUnroll][kVecs];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const long long g = (seg + u) * 32 + lane;
-#pragma unroll
-      for (int i = 0; i < kVecs; ++i) {
-        q[u][i] = seg + u < end && g < groups_per_row ? __ldcs(row_logits + g * kVecs + i)
-                                                      : make_uint4(0u, 0u, 0u, 0u);
-      }
-    }
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const long long g = (seg + u) * 32 + lane;
-      if (seg + u < end && g < groups_per_row) {
-        row_mask[g] = static_cast<unsigned char>(fold_byte<kVecs>(q[u]));
-      }
-    }
-  }
+  const long long first = interleave != 0 ? warp * kUnroll : min_ll(warp * per_warp, segments);
+  const long long end = interleave != 0 ? segments : min_ll(first + per_warp, segments);
+  stream_segments<kVecs, kUnroll>(logits + row * groups_per_row * kVecs,
+                                  mask + row * groups_per_row, groups_per_row, first, end,
+                                  interleave != 0 ? ranges * kUnroll : kUnroll);
   for (long long j = part * kThreads + threadIdx.x; j < width; j += blocks_per_row * kThreads) {
     ids[row * width + j] = static_cast<int>(j);
   }
   if (part == 0 && threadIdx.x == 0) counts[row] = static_cast<int>(row);
+}
+
+// The same traffic with rows ignored: the flat input's segments are shared by every warp of
+// the grid (launched at the row floor's residency, one wave), either as one contiguous range
+// per warp, the ranges equal to a segment whatever R (`interleave` == 0: the row floor's
+// pattern, a warp streams its own range, without its imbalance at one wave of rows), or in
+// turn, warp k taking groups k, k + warps, ... (the grid-stride floor's pattern at the row
+// floor's residency). What a partition that cuts ranges across rows could reach.
+template <int kVecs, int kUnroll, int kThreads>
+__global__ void __launch_bounds__(kThreads, kThreads >= 1024 ? 1 : 1024 / kThreads)
+    chunk_floor(const uint4* logits, unsigned char* mask, int* ids, int* counts,
+                long long groups, long long num_ids, long long num_counts, long long interleave) {
+  constexpr long long kWarps = kThreads / 32;
+  const long long warps = gridDim.x * kWarps;
+  const long long warp = blockIdx.x * kWarps + (threadIdx.x >> 5);
+  const long long segments = (groups + 31) / 32;
+  if (interleave != 0) {
+    stream_segments<kVecs, kUnroll>(logits, mask, groups, warp * kUnroll, segments,
+                                    warps * kUnroll);
+  } else {
+    stream_segments<kVecs, kUnroll>(logits, mask, groups, warp * segments / warps,
+                                    (warp + 1) * segments / warps, kUnroll);
+  }
+  fill_outputs(ids, num_ids, counts, num_counts);
 }
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900

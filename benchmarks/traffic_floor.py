@@ -18,6 +18,12 @@ L2 flush, spin, CUDA events, medians), everything that moves the same bytes:
   of one row, one contiguous range of the row per warp, as `ROW_CONFIGS` lists) held to their
   residency (1024 threads per SM): what that partition costs by itself; and, *interleaved*,
   with a row's warps taking its groups of segments in turn (a block sweeps its row);
+* the *chunk floors*: the same loads and stores at the same residency, one wave, rows ignored:
+  each warp one contiguous range of the flat input, the ranges equal (the row floor's pattern
+  without its imbalance), or the warps taking the input's groups in turn (the grid-stride
+  floor's pattern at the row floor's residency). Between the row floor and the grid-stride
+  floor they tell apart what the balance of work, the order of the loads and the residency
+  each cost;
 * the default variant of each GPU backend, on sparse, dense and full rows.
 
 Percentages are of the copy ceiling measured in the same run, for the kernel's minimal traffic,
@@ -59,6 +65,8 @@ ROW_CONFIGS = [(512, 1, False), (512, 2, False), (256, 1, False), (256, 2, False
 """(threads, blocks per row, interleaved) of the row floor: (512, 1, False) is CuPy's and Numba's
 ``fused``; interleaved, a row's warps take its groups of segments in turn rather than one
 contiguous range each."""
+CHUNK_CONFIGS = [(512, False), (512, True), (256, False)]
+"""(threads, interleaved) of the chunk floor, at the row floor's residency."""
 RESIDENT_THREADS = 1024
 """Threads per SM the row floor is held to: the backends' kernels ask for 64 registers."""
 
@@ -75,6 +83,11 @@ def kernel_names(bulk: bool) -> dict[tuple, str]:
         ("row", vecs, threads): f"row_floor<{vecs}, {8 // vecs}, {threads}>"
         for vecs in (1, 2)
         for threads in sorted({threads for threads, _, _ in ROW_CONFIGS})
+    }
+    names |= {
+        ("chunk", vecs, threads): f"chunk_floor<{vecs}, {8 // vecs}, {threads}>"
+        for vecs in (1, 2)
+        for threads in sorted({threads for threads, _ in CHUNK_CONFIGS})
     }
     if bulk:
         names |= {
@@ -148,18 +161,30 @@ class Floors:
         num_reqs, width = out.token_ids.shape
         for threads, blocks_per_row, interleaved in ROW_CONFIGS:
             kernel = self.kernels["row", vecs, threads]
-            per_sm = RESIDENT_THREADS // threads
-            # shared memory that no kernel reads, sized so that one more block does not fit
-            smem = self.smem_per_sm // (per_sm + 1) + 1024
-            kernel.max_dynamic_shared_size_bytes = smem
-            if self._resident(kernel, threads, smem) != per_sm * self.sms:
-                raise RuntimeError(f"row floor {threads}: not {per_sm} blocks per SM")
+            smem = self._hold_residency(kernel, threads)
             name = f"rows {threads}x{blocks_per_row}" + (" interleaved" if interleaved else "")
             calls[name] = launcher(
                 kernel, num_reqs * blocks_per_row, threads, smem, *pointers,
                 groups // max(num_reqs, 1), width, blocks_per_row, int(interleaved),
             )  # fmt: skip
+        for threads, interleaved in CHUNK_CONFIGS:
+            kernel = self.kernels["chunk", vecs, threads]
+            smem = self._hold_residency(kernel, threads)
+            name = f"chunks {threads}" + (" interleaved" if interleaved else "")
+            blocks = RESIDENT_THREADS // threads * self.sms
+            args = (*pointers, *sizes, int(interleaved))
+            calls[name] = launcher(kernel, blocks, threads, smem, *args)
         return calls
+
+    def _hold_residency(self, kernel, threads: int) -> int:
+        """Dynamic shared memory (read by no kernel) that holds `kernel` to `RESIDENT_THREADS`
+        per SM, as the backends' register budget does; raises if it does not."""
+        per_sm = RESIDENT_THREADS // threads
+        smem = self.smem_per_sm // (per_sm + 1) + 1024  # one more block does not fit
+        kernel.max_dynamic_shared_size_bytes = smem
+        if self._resident(kernel, threads, smem) != per_sm * self.sms:
+            raise RuntimeError(f"{kernel.name} at {threads} threads: not {per_sm} blocks per SM")
+        return smem
 
 
 def measure_shape(
@@ -188,7 +213,8 @@ def measure_shape(
         times[name] = timing.device_time(call, device, REPS, flush).median_us
     if floors is not None:  # every floor folds the same bytes into the same mask
         masks = {}
-        kinds = ("outputs 256x8 wave", "rows 512x1", "rows 512x1 interleaved")
+        kinds = ("outputs 256x8 wave", "rows 512x1", "rows 512x1 interleaved", "chunks 512")
+        kinds += ("chunks 512 interleaved",)
         kinds += ("bulk 256 4x16K",) if floors.bulk else ()
         for kind in kinds:
             out.packed_mask.zero_()
@@ -199,7 +225,7 @@ def measure_shape(
             raise RuntimeError(f"the floors' masks differ: {', '.join(masks)}")
     row = {"num_reqs": num_reqs, "vocab": vocab, "minimal_bytes": nbytes, "us": times}
     row["pct"] = {name: 100 * timing.gbps(nbytes, us) / ceiling for name, us in times.items()}
-    for kind in ("read", "outputs", "bulk", "rows"):
+    for kind in ("read", "outputs", "bulk", "rows", "chunks"):
         named = {name: us for name, us in times.items() if name.startswith(kind + " ")}
         if named:
             best = min(named, key=named.get)
@@ -210,7 +236,11 @@ def measure_shape(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=None)
-    parser.add_argument("--num-reqs", default="256,512,1024", help="rows of the shapes, e.g. 256")
+    rows_choices = sorted({r for r, _ in SHAPES})
+    parser.add_argument(
+        "--num-reqs", default=",".join(map(str, rows_choices)),
+        help=f"rows of the shapes, a comma-separated subset of {rows_choices}",
+    )  # fmt: skip
     parser.add_argument("--l2-flush", choices=timing.L2_FLUSHES, default=timing.L2_FLUSHES[0])
     args = parser.parse_args()
     device = torch.device("cuda")
@@ -223,21 +253,24 @@ def main() -> None:
           f"{fixed.median_us:.1f} us")  # fmt: skip
     rows = []
     wanted = {int(r) for r in args.num_reqs.split(",")}
+    if not wanted <= set(rows_choices):
+        parser.error(f"--num-reqs: {sorted(wanted - set(rows_choices))} not in {rows_choices}")
     shapes = [(r, v) for r, v in SHAPES if r in wanted]
     for (num_reqs, vocab), (name, dtype) in ((s, d) for s in shapes for d in DTYPES.items()):
         row = measure_shape(num_reqs, vocab, dtype, floors, backends, ceiling, args.l2_flush)
         rows.append({"dtype": name, **row})
         bests = " ".join(
             f"{kind} {row[f'best_{kind}']['pct']:5.1f}%"
-            for kind in ("read", "outputs", "bulk", "rows")
+            for kind in ("read", "outputs", "bulk", "rows", "chunks")
             if f"best_{kind}" in row
         )
         pct = row["pct"]
         cells = " ".join(
             b + " " + "/".join(f"{pct[f'{b} {s}']:.1f}" for s in compare.SUPPORTS) for b in backends
         )
+        named = ("rows 512x1", "rows 512x1 interleaved", "chunks 512", "chunks 512 interleaved")
         fused_partition = (
-            f" (512x1 {pct['rows 512x1']:5.1f}%, interleaved {pct['rows 512x1 interleaved']:5.1f}%)"
+            " (" + ", ".join(f"{name} {pct[name]:5.1f}%" for name in named) + ")"
             if "rows 512x1" in pct
             else ""
         )
