@@ -213,8 +213,13 @@ def measure_shape(
         times[name] = timing.device_time(call, device, REPS, flush).median_us
     if floors is not None:  # every floor folds the same bytes into the same mask
         masks = {}
-        kinds = ("outputs 256x8 wave", "rows 512x1", "rows 512x1 interleaved", "chunks 512")
-        kinds += ("chunks 512 interleaved",)
+        kinds = (
+            "outputs 256x8 wave",
+            "rows 512x1",
+            "rows 512x1 interleaved",
+            "chunks 512",
+            "chunks 512 interleaved",
+        )
         kinds += ("bulk 256 4x16K",) if floors.bulk else ()
         for kind in kinds:
             out.packed_mask.zero_()
