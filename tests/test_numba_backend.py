@@ -96,6 +96,30 @@ def _run_scan(hardware: bool, blocks: int = 3, seed: int = 0):
     return np.stack(_run_warp_kernel(_scan_kernel, blocks, values, hardware, *outputs)), want
 
 
+def _sum_kernel(values, hardware, total):
+    """``total[i]`` = the warp sum of ``values`` at thread i."""
+    tid = cuda.threadIdx.x
+    i = cuda.blockIdx.x * cuda.blockDim.x + tid
+    warp = tid // 32
+    scratch = cuda.shared.array(0, types.int32)[32 * warp : 32 * warp + 32]
+    if hardware:
+        total[i] = nb.warp_sum_redux(values[i], tid % 32, scratch)
+    else:
+        total[i] = nb.warp_sum_shared(values[i], tid % 32, scratch)
+
+
+def _run_sum(hardware: bool, blocks: int = 3, seed: int = 0):
+    """(got, want): each an array of the warp sum per thread (`_run_scan`'s values)."""
+    threads = nb.SPLIT_THREADS
+    rng = np.random.default_rng(seed)
+    values = rng.integers(0, 33, blocks * threads).astype(np.int32)
+    values[32:64] = rng.integers(0, 10**6, 32)
+    want = values.reshape(-1, 32).astype(np.int64).sum(1).repeat(32)
+    outputs = (np.zeros_like(values),)
+    (got,) = _run_warp_kernel(_sum_kernel, blocks, values, hardware, *outputs)
+    return got.astype(np.int64), want
+
+
 def _vote_kernel(values, hardware, lanes):
     """``lanes[i]`` = the warp ballot of ``values & 1`` at thread i."""
     tid = cuda.threadIdx.x
@@ -153,11 +177,12 @@ def _run_byte_perm(hardware: bool, blocks: int = 3, seed: int = 0):
 
 INTRINSICS = [
     pytest.param(_run_scan, id="scan"),
+    pytest.param(_run_sum, id="sum"),
     pytest.param(_run_vote, id="ballot"),
     pytest.param(_run_byte_perm, id="byte_perm"),
 ]
-"""Runners of the intrinsics' checks: (got, want) of the hardware form (shuffle, vote, PRMT) or
-the simulator-safe one."""
+"""Runners of the intrinsics' checks: (got, want) of the hardware form (shuffle, REDUX, vote,
+PRMT) or the simulator-safe one."""
 
 
 @needs_kernels

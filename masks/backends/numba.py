@@ -50,7 +50,12 @@ Kernels (the layout of masks/backends/compact.cu, whose design notes are in cupy
        bf16 rows at R >= 256 0.8-1.7% faster (results/h200-2026-12-01-s10 run 4).
        Writing the -1 padding before pass 1 rather than after the barrier made sparse bf16 rows
        1-2% faster and dense and full ones 0.2-1.9% slower at R = 256 and 512: results/
-       h200-2026-12-01-s7 run 2.
+       h200-2026-12-01-s7 run 2. After the barrier, warp totals are one ``redux.sync``
+       (`warp_sum`, CUDA C's ``__reduce_add_sync``) rather than a shuffle scan's total, and the
+       padding and staged-id copy loops step 32-bit slots: Nsight Compute had put twice CuPy's
+       stall samples, on 2.7x its instructions, there (results/h200-2026-12-03 run 6); the
+       change took 1.5% off ``fused`` on average at R = 256 and 512 (up to 4%, fp32 and bf16,
+       two A/B rounds: results/h200-2026-12-03-s2 run 1).
     ``fused`` runs one block of FUSED_THREADS per row. ``split`` (few rows: R = 1 must fill
     the GPU) runs tiles of SPLIT_THREADS / 32 units, grid = rows x tiles (`split_tiling`), in
     one launch, not two: at R = 1..16 a second launch cost ~1-2 us of device time and ~6 us of
@@ -95,7 +100,7 @@ Simulator (NUMBA_ENABLE_CUDASIM=1, for CI without a GPU)
     indexed with the same element offsets as the pointers; the uint64 view starts at the same
     address). The simulator runs one block at a time with a Python thread per GPU thread and
     has no votes, shuffles or warp barrier, so `launch_constants` picks small blocks there and
-    the warp intrinsics (`warp_scan`, `warp_ballot`) resolve to their
+    the warp intrinsics (`warp_scan`, `warp_ballot`, `warp_sum`) resolve to their
     ``_shared`` forms (the warp's shared slots and two `sync_warp` barriers, a
     ``threading.Barrier`` of the warp's 32 Python threads), and `byte_perm` (libdevice, which
     the simulator lacks) to shifts; each form's equivalence to the hardware one is tested on
@@ -176,7 +181,7 @@ one load round trip; simulator: one, so that small rows reach the next batch).""
 RANK_WORDS = FUSED_LANE_WORDS * RANK_STEPS
 """Pass 2: 32-bit mask words a lane holds per batch of steps."""
 SCAN_SLOTS = 32 if SIMULATED else 0
-"""Shared words per warp of `warp_scan` and `warp_ballot` (only their
+"""Shared words per warp of `warp_scan`, `warp_ballot` and `warp_sum` (only their
 simulator-safe forms use them)."""
 STAGED_IDS = 256
 """``fused``: ids a warp other than the first ranks into shared memory during pass 1 (CUDA C's
@@ -318,10 +323,35 @@ def warp_ballot_shared(predicate, lane, scratch):
     return types.uint32(lanes)
 
 
+@intrinsic
+def warp_sum_redux(typingctx, value, lane, scratch):
+    """The sum of an int32 ``value`` over the warp, in every lane: one ``redux.sync.add.s32``
+    (sm_80 and later; CUDA C's ``__reduce_add_sync``), where a shuffle scan's total is a chain
+    of five shuffles (``lane``, ``scratch`` unused)."""
+
+    def codegen(context, builder, signature, args):
+        word = context.cast(builder, args[0], signature.args[0], types.int32)
+        redux = ir.InlineAsm(
+            ir.FunctionType(ir.IntType(32), [ir.IntType(32)]),
+            "redux.sync.add.s32 $0, $1, 0xffffffff;",
+            "=r,r",
+            side_effect=True,  # a warp collective: never dropped or merged
+        )
+        return builder.call(redux, [word])
+
+    return types.int32(value, lane, scratch), codegen
+
+
+@cuda.jit(device=True)
+def warp_sum_shared(value, lane, scratch):
+    """Simulator-safe `warp_sum_redux`: `warp_scan_shared`'s total (two warp barriers)."""
+    return warp_scan_shared(value, lane, scratch)[1]
+
+
 if SIMULATED:
-    warp_scan, warp_ballot = warp_scan_shared, warp_ballot_shared
+    warp_scan, warp_ballot, warp_sum = warp_scan_shared, warp_ballot_shared, warp_sum_shared
 else:
-    warp_scan, warp_ballot = warp_scan_shuffle, warp_ballot_shuffle
+    warp_scan, warp_ballot, warp_sum = warp_scan_shuffle, warp_ballot_shuffle, warp_sum_redux
 
 
 def _vector_load(instruction: str, element: types.Integer, count: int):
@@ -416,9 +446,16 @@ def _zero_bytes(mask, begin, end, first, step):
 
 
 @cuda.jit(device=True)
-def _fill_ids(ids, begin, end, first, step):
-    for slot in range(begin + first, end, step):
-        ids[slot] = -1
+def _fill_ids(ids, id_row, begin, end, first, step):
+    """-1 in the row's slots ``begin + first``, then every ``step``-th, below ``end`` (< 2**32).
+
+    The slot runs in 32 bits: a ``range`` of numba's int64 set up its trip count in ~45
+    instructions and stepped in 64 bits, in the tail of ``fused`` after its barrier."""
+    slot = types.uint32(begin + first)
+    stop = types.uint32(end)
+    while slot < stop:
+        ids[id_row + slot] = -1
+        slot = types.uint32(slot + types.uint32(step))
 
 
 @cuda.jit(device=True)
@@ -629,15 +666,15 @@ def _warp_prefix(counts, warps, warp, lane, scan):
     """Block call, after the barrier that published each warp's count in ``counts[:warps]``:
     ``(before, total)``, the counts of the warps before ``warp`` and of all of them.
 
-    Lane l reads warp l's count (warps <= 32) and two warp scans add them up in 32 bits: a loop
-    over the warps in every thread (numba's int64 arithmetic) was 8% of ``fused``'s stall
-    samples at R=256 on the H200 (CUDA C: one shared load and two warp reductions).
+    Lane l reads warp l's count (warps <= 32) and two warp sums add them up in 32 bits, as in
+    CUDA C: a loop over the warps in every thread (numba's int64 arithmetic) was 8% of
+    ``fused``'s stall samples at R=256 on the H200.
     """
     other = types.int32(0)
     if lane < warps:
         other = counts[lane]
-    total = warp_scan(other, lane, scan)[1]
-    before = warp_scan(other if lane < warp else types.int32(0), lane, scan)[1]
+    total = warp_sum(other, lane, scan)
+    before = warp_sum(other if lane < warp else types.int32(0), lane, scan)
     return before, total
 
 
@@ -694,7 +731,7 @@ def _look_back(state, first, end, whole, limit, shared, scan):
             while flag == 0:
                 flag = cuda.atomic.add(state, 2 + mine, 0)
             value = flag - 1
-        value = warp_scan(value, lane, scan)[1]
+        value = warp_sum(value, lane, scan)
         half = warps * (1 - rounds % 2)
         if lane == 0:
             shared[half + warp] = value
@@ -711,7 +748,7 @@ def _release_tiles(state, num_tiles, done, lane, scan):
     """Warp call (``split``: warp 0, after the block's last cross-warp barrier): if lane 0's
     ``done`` (the done counter before its increment) says the block finished last, the warp
     resets the ticket counter, the done counter and every flag to zero."""
-    last = warp_scan(1 if lane == 0 and done == num_tiles - 1 else 0, lane, scan)[1]
+    last = warp_sum(1 if lane == 0 and done == num_tiles - 1 else 0, lane, scan)
     if last != 0:
         cuda.threadfence()  # acquire: after every block's state accesses (fenced before its count)
         for i in range(lane, 2 + num_tiles, 32):
@@ -954,7 +991,7 @@ def _dtype_kernels(itemsize: int) -> dict:
         id_row = row * width
         if _is_inactive(num_sampled, has_num_sampled, num_sampled_stride, row):
             _zero_bytes(mask, mask_row, mask_row + num_bytes, tid, threads)
-            _fill_ids(ids, id_row, id_row + width, tid, threads)
+            _fill_ids(ids, id_row, 0, width, tid, threads)
             if tid == 0:
                 counts[row] = 0
             return
@@ -980,20 +1017,22 @@ def _dtype_kernels(itemsize: int) -> dict:
             mask_row, seg, end, sink, cap, scan, regroup,
             regroup_at + REGROUP_BYTES * warp,
         )  # fmt: skip
-        count = warp_scan(kept, lane, scan)[1]
+        count = warp_sum(kept, lane, scan)
         if lane == 0:
             shared[warp] = count
         cuda.syncthreads()  # also orders the mask and staged stores before they are read
         before, total = _warp_prefix(shared, warps, warp, lane, scan)
         if tid == 0:
             counts[row] = total
-        _fill_ids(ids, id_row + min(total, width), id_row + width, tid, threads)
+        _fill_ids(ids, id_row, min(total, width), width, tid, threads)
         if warp == 0 or before >= width or count == 0:  # warp 0's ids are in place
             return
-        needed = min(count, width - before)
-        if needed <= cap:
-            for i in range(lane, needed, 32):
-                ids[id_row + before + i] = shared[staged_at + i]
+        needed = types.uint32(min(count, width - before))
+        if needed <= cap:  # 32-bit indices, as in `_fill_ids`
+            i = types.uint32(lane)
+            while i < needed:
+                ids[id_row + before + i] = shared[types.uint32(staged_at + i)]
+                i = types.uint32(i + types.uint32(32))
         else:
             _rank_range(
                 mask, mask_words, mask_align, mask_row, 32 * seg, min(32 * end, num_bytes),
@@ -1020,7 +1059,7 @@ def _dtype_kernels(itemsize: int) -> dict:
                 logits, logits64, wide, row * row_stride, col_stride, vocab, exponent, mask,
                 mask_row, seg, end, mask, types.uint32(0), scan, (mask,), 0,  # no ranking
             )  # fmt: skip
-        return warp_scan(kept, lane, scan)[1]
+        return warp_sum(kept, lane, scan)
 
     def split(
         logits, logits64, row_stride, col_stride, exponent, wide, num_sampled, has_num_sampled,
@@ -1074,7 +1113,7 @@ def _dtype_kernels(itemsize: int) -> dict:
         if last:
             if tid == 0:
                 counts[row] = prefix + total
-            _fill_ids(ids, id_row + min(prefix + total, width), id_row + width, tid, threads)
+            _fill_ids(ids, id_row, min(prefix + total, width), width, tid, threads)
         _rank_unit(
             mask, mask_words, mask_align, num_bytes, segs_per_unit, ids, width, row, unit,
             prefix + before, count, lane, scan,
