@@ -67,6 +67,14 @@ ROW_CONFIGS = [(512, 1, False), (512, 2, False), (256, 1, False), (256, 2, False
 contiguous range each."""
 CHUNK_CONFIGS = [(512, False), (512, True), (256, False)]
 """(threads, interleaved) of the chunk floor, at the row floor's residency."""
+FUSED_PARTITION_FLOORS = (
+    "rows 512x1",
+    "rows 512x1 interleaved",
+    "chunks 512",
+    "chunks 512 interleaved",
+)
+"""The floors at the residency of CuPy's and Numba's ``fused`` (one 512-thread block per row, and
+rows ignored), printed beside each shape's best floors and checked for equal masks."""
 RESIDENT_THREADS = 1024
 """Threads per SM the row floor is held to: the backends' kernels ask for 64 registers."""
 
@@ -213,13 +221,7 @@ def measure_shape(
         times[name] = timing.device_time(call, device, REPS, flush).median_us
     if floors is not None:  # every floor folds the same bytes into the same mask
         masks = {}
-        kinds = (
-            "outputs 256x8 wave",
-            "rows 512x1",
-            "rows 512x1 interleaved",
-            "chunks 512",
-            "chunks 512 interleaved",
-        )
+        kinds = ("outputs 256x8 wave", *FUSED_PARTITION_FLOORS)
         kinds += ("bulk 256 4x16K",) if floors.bulk else ()
         for kind in kinds:
             out.packed_mask.zero_()
@@ -273,9 +275,8 @@ def main() -> None:
         cells = " ".join(
             b + " " + "/".join(f"{pct[f'{b} {s}']:.1f}" for s in compare.SUPPORTS) for b in backends
         )
-        named = ("rows 512x1", "rows 512x1 interleaved", "chunks 512", "chunks 512 interleaved")
         fused_partition = (
-            " (" + ", ".join(f"{name} {pct[name]:5.1f}%" for name in named) + ")"
+            " (" + ", ".join(f"{name} {pct[name]:5.1f}%" for name in FUSED_PARTITION_FLOORS) + ")"
             if "rows 512x1" in pct
             else ""
         )

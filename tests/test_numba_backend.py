@@ -83,13 +83,19 @@ def _run_warp_kernel(kernel, blocks: int, values, hardware: bool, *outputs):
     return tuple(out.copy_to_host() for out in on_device)
 
 
-def _run_scan(hardware: bool, blocks: int = 3, seed: int = 0):
-    """(got, want): each an array of (before, total) per thread."""
-    threads = nb.SPLIT_THREADS
+def _warp_counts(blocks: int, seed: int):
+    """int32 values per thread for the warp scan and sum: word popcounts, a warp of full words
+    and a warp of unit counts."""
     rng = np.random.default_rng(seed)
-    values = rng.integers(0, 33, blocks * threads).astype(np.int32)  # word popcounts
+    values = rng.integers(0, 33, blocks * nb.SPLIT_THREADS).astype(np.int32)  # word popcounts
     values[:32] = 32
     values[32:64] = rng.integers(0, 10**6, 32)  # unit counts
+    return values
+
+
+def _run_scan(hardware: bool, blocks: int = 3, seed: int = 0):
+    """(got, want): each an array of (before, total) per thread."""
+    values = _warp_counts(blocks, seed)
     groups = values.reshape(-1, 32).astype(np.int64)
     want = np.stack([(np.cumsum(groups, axis=1) - groups).ravel(), groups.sum(1).repeat(32)])
     outputs = (np.zeros_like(values), np.zeros_like(values))
@@ -109,11 +115,8 @@ def _sum_kernel(values, hardware, total):
 
 
 def _run_sum(hardware: bool, blocks: int = 3, seed: int = 0):
-    """(got, want): each an array of the warp sum per thread (`_run_scan`'s values)."""
-    threads = nb.SPLIT_THREADS
-    rng = np.random.default_rng(seed)
-    values = rng.integers(0, 33, blocks * threads).astype(np.int32)
-    values[32:64] = rng.integers(0, 10**6, 32)
+    """(got, want): each an array of the warp sum per thread (`_warp_counts`)."""
+    values = _warp_counts(blocks, seed)
     want = values.reshape(-1, 32).astype(np.int64).sum(1).repeat(32)
     outputs = (np.zeros_like(values),)
     (got,) = _run_warp_kernel(_sum_kernel, blocks, values, hardware, *outputs)
