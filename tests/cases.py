@@ -52,6 +52,8 @@ class Case:
             for row, ranges in zip(dense, self.kept_ranges, strict=True):
                 kept = torch.zeros(self.vocab_size, dtype=torch.bool)
                 for first, stop in ranges:
+                    if not 0 <= first < stop <= self.vocab_size:  # a slice would clip it
+                        raise ValueError(f"{self.name}: range {(first, stop)} outside the row")
                     kept[first:stop] = True
                 row[~kept] = NEG_INF
         else:
@@ -165,15 +167,17 @@ def conformance_cases(emulated: bool = False) -> list[Case]:
     cases += [Case(f"vocab-{v}", 3, v, (0, v // 2, v), 5) for v in (2, 7, 9, 31, 33, 255, 257)]
     # Runs of kept columns, where a kernel that splits a row between warps or programs finds
     # many ids in one part (CUDA C's `fused` stages 256 ids per warp, then ranks the rest from
-    # the mask): 600 past the first 2048 columns, runs at both ends; then, on rows of whole
-    # 16-byte vectors (the vector loads), 100 ids and a run of 256 or 257 past column 2048.
+    # the mask): 600 from an eighth of the row on, runs at both ends; then, on rows of whole
+    # 16-byte vectors (the vector loads), 100 ids and a run of 256 or 257 from column 2058 (from
+    # the middle of the emulations' shorter rows).
     clustered = (
         ((vocab_size // 8, vocab_size // 8 + 600),),
         ((0, 300),),
         ((vocab_size - 300, vocab_size),),
     )
     aligned = vocab_size - vocab_size % 64
-    runs = (((0, 100), (2_058, 2_058 + n)) for n in (256, 257))
+    start = min(2_058, aligned // 2)
+    runs = (((0, 100), (start, start + n)) for n in (256, 257))
     aligned_clustered = (*runs, ((aligned - 300, aligned),))
     cases += [
         Case(f"{name}-W{w}-{str(d)[6:]}", 3, vocab, (), w, d, kept_ranges=ranges)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import pytest
 import torch
@@ -57,6 +57,22 @@ def gpu_backend_params() -> list:
 @pytest.fixture(scope="session")
 def device() -> torch.device:
     return DEVICE
+
+
+EMULATION_SWITCHES = tuple(
+    spec.emulation_env for spec in registry.BACKENDS.values() if spec.emulation_env is not None
+)
+
+
+@pytest.fixture(autouse=True)
+def _emulation_switches_stay_as_the_run_set_them() -> Iterator[None]:
+    """Fail a test that changes a CPU emulation switch in ``os.environ`` (as `masks compare`
+    without a GPU does, for the process it runs in): the backends imported after it would run
+    emulated, and a test that skips under an emulation would skip for the rest of the run."""
+    before = {name: os.environ.get(name) for name in EMULATION_SWITCHES}
+    yield
+    after = {name: os.environ.get(name) for name in EMULATION_SWITCHES}
+    assert after == before, f"the test changed the emulation switches: {before} -> {after}"
 
 
 @pytest.fixture

@@ -202,7 +202,8 @@ def test_default_backends_start_with_the_reference() -> None:
 
 
 def test_unknown_backend_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["compare", "--device", "cpu", "--backends", "nope"]) == 2
+    # --no-emulate: without a GPU the command turns the emulations on for its whole process
+    assert main(["compare", "--device", "cpu", "--no-emulate", "--backends", "nope"]) == 2
     assert "backend must be one of" in capsys.readouterr().err
 
 

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy_contract import numpy_contract
 
+from masks import MAX_COMPACT_SUPPORT, compact_sampling_mask
 from masks.testing import make_logits, reference
 
 
@@ -43,6 +44,16 @@ def test_reference_random(num_reqs, vocab_size, width, dtype, seed, data) -> Non
     supports = data.draw(st.lists(st.integers(0, vocab_size), min_size=num_reqs, max_size=num_reqs))
     logits = make_logits(num_reqs, vocab_size, supports, dtype, seed, junk=True)
     assert_matches_numpy(logits, None, width)
+
+
+def test_default_width_is_the_contracts_cap() -> None:
+    """Without ``max_num_kept``, W is the contract's cap MAX_COMPACT_SUPPORT = 2048 (V where the
+    row is shorter), in the API and in the reference every test compares against."""
+    logits = make_logits(2, 3_000, 2_500, seed=4)
+    assert MAX_COMPACT_SUPPORT == 2_048
+    assert compact_sampling_mask(logits, backend="torch").width == 2_048
+    assert compact_sampling_mask(logits[:, :100], backend="torch").width == 100
+    assert reference(logits).width == 2_048
 
 
 def test_generator_is_seeded_and_never_zero() -> None:
