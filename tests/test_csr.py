@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 import sys
 from pathlib import Path
 
@@ -12,8 +13,8 @@ import torch
 from numpy_contract import numpy_contract
 
 import masks
-from masks import csr
-from masks.testing import make_logits, reference
+from masks import csr, transfer
+from masks.testing import assert_csr_equal, make_logits, reference
 
 
 @pytest.fixture
@@ -106,5 +107,80 @@ def test_csr_and_lists_run_no_python_line_per_row(wide) -> None:
     for num_reqs in (8, 512):
         supports = [(600 if wide and r % 4 == 0 else 20) for r in range(num_reqs)]
         mask = reference(make_logits(num_reqs, 1_000, supports, seed=5), None, 256)
-        lines.append((_lines_run_in_masks(mask.to_csr), _lines_run_in_masks(mask.tolists)))
-    assert lines[0] == lines[1], f"lines run for 8 rows, then for 512: {lines}"
+        calls = (mask.to_csr, mask.tolists, lambda mask=mask: mask.to_csr_async().wait())
+        lines.append(tuple(map(_lines_run_in_masks, calls)))
+    assert lines[0] == lines[1], f"lines for 8 rows, then 512 (CPU, lists, CUDA path): {lines}"
+
+
+def _decode_step(
+    num_reqs: int, vocab_size: int, wide: bool, device: str
+) -> tuple[torch.Tensor, list[int], int]:
+    """Logits of a decode step: 20 kept ids per row, or 600 (wider than W = 256) every 4th row."""
+    supports = [(600 if wide and r % 4 == 0 else 20) for r in range(num_reqs)]
+    return make_logits(num_reqs, vocab_size, supports, seed=9, device=device), supports, 256
+
+
+@pytest.mark.parametrize("wide", [False, True], ids=["narrow rows", "some wide rows"])
+def test_cuda_host_path_receives_only_counts_and_ids(wide, monkeypatch) -> None:
+    """`PendingCSR` (the CUDA host path, run here on CPU tensors) allocates host buffers for the
+    counts and exactly the kept ids: no padding, no bitmask, even with rows wider than W."""
+    logits, supports, width = _decode_step(64, 5_000, wide, "cpu")
+    host_buffers: list[int] = []
+    original = transfer._host_buffer
+
+    def spy(like, numel):
+        host_buffers.append(numel)
+        return original(like, numel)
+
+    monkeypatch.setattr(transfer, "_host_buffer", spy)
+    mask = reference(logits, None, width)
+    assert_csr_equal(mask.to_csr_async().wait(), numpy_contract_csr(logits, width))
+    assert host_buffers == [len(supports), sum(supports)]
+
+
+def numpy_contract_csr(logits: torch.Tensor, width: int) -> tuple[np.ndarray, np.ndarray]:
+    contract = numpy_contract(logits.cpu(), None, width)
+    return contract["csr_ids"], contract["csr_offsets"]
+
+
+def _device_to_host_bytes(call, trace_path: Path) -> tuple[list[int], object]:
+    """(bytes of each device-to-host memcpy that ``call()`` queued, its return value), read from
+    the CUDA activity of a torch.profiler trace: copies inside torch ops (``nonzero``'s size read
+    back) count too, which no dispatch-level hook sees."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as profile:
+        result = call()
+        torch.cuda.synchronize()
+    profile.export_chrome_trace(str(trace_path))
+    events = json.loads(trace_path.read_text())["traceEvents"]
+    copies = [
+        int(event["args"]["bytes"])
+        for event in events
+        if event.get("cat") == "gpu_memcpy" and "DtoH" in event.get("name", "")
+    ]
+    return copies, result
+
+
+SIZE_READBACK_BYTES = 8
+"""``nonzero`` reads its int64 output size back to the host (once, when rows are wide)."""
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA: counts CUDA memcpys")
+@pytest.mark.parametrize("wide", [False, True], ids=["narrow rows", "some wide rows"])
+def test_cuda_to_csr_copies_only_counts_and_ids(wide, tmp_path) -> None:
+    """On CUDA, the bytes that cross to the host are the counts and the kept ids (4 bytes each),
+    plus at most one size read-back; the bitmask (here 28 to 226 times as many bytes) never
+    crosses.
+    Self-check: the same counter sees a copy of the bitmask, byte for byte."""
+    logits, supports, width = _decode_step(64, 151_936, wide, "cuda")
+    mask = reference(logits, None, width)
+    mask.to_csr()  # warm-up: pinned buffers, lazy CUDA state
+    copies, csr_result = _device_to_host_bytes(mask.to_csr, tmp_path / "csr.json")
+    assert_csr_equal(csr_result, numpy_contract_csr(logits, width))
+    readbacks = [size for size in copies if size <= SIZE_READBACK_BYTES]
+    assert sorted(size for size in copies if size > SIZE_READBACK_BYTES) == sorted(
+        [4 * len(supports), 4 * sum(supports)]
+    ), f"device-to-host copies: {copies}"
+    assert len(readbacks) <= int(wide), f"device-to-host copies: {copies}"
+    bitmask_copies, _ = _device_to_host_bytes(mask.packed_mask.cpu, tmp_path / "bitmask.json")
+    assert bitmask_copies == [mask.packed_mask.numel()]
