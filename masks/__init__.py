@@ -4,7 +4,7 @@
     >>> m = compact_sampling_mask(logits, max_num_kept=512, backend="auto")
     >>> ids, offsets = m.to_csr()
 
-See ``CONTRACT.md`` (README) for the exact function every backend computes.
+See ``docs/CONTRACT.md`` for the exact function every backend computes.
 """
 
 from masks.api import compact_sampling_mask

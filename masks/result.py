@@ -82,10 +82,12 @@ class SamplingMask:
         )
 
     def to_csr_async(self) -> PendingCSR:
-        """Start the host transfer on the current stream now; ``.wait()`` returns the CSR.
+        """Queue the host step's first half on the current stream now; ``.wait()`` returns the CSR.
 
-        For serving loops: call right after the kernel, wait on the output thread, so the copies
-        overlap the next step's GPU work.
+        For serving loops: call right after the kernel and ``wait()`` on the output thread. The
+        counts' copy and the packing of the ids run behind the kernel; ``wait()`` copies the ids
+        on a side stream, so it does not wait for the next step's kernels. The mask must not be
+        overwritten before ``wait()`` returns (rows wider than W are decoded from it then).
         """
         from masks.transfer import PendingCSR
 

@@ -6,11 +6,15 @@
    asynchronous copy of the counts into pinned host memory follows.
 2. When the answer is wanted (`PendingCSR.wait`, typically on the worker's output thread): the
    counts are read, rows wider than W are decoded from the bitmask *on the device* into their
-   CSR slots, and exactly ``total`` ids are copied to pinned host memory.
+   CSR slots, and exactly ``total`` ids are copied to pinned host memory. This work goes on a
+   side stream of the device (`_copy_stream`), so `wait` does not also wait for what the caller
+   queued on its own stream after step 1 (the next decode step).
 
-The bitmask never crosses. Everything here is plain torch ops, so it runs on CPU tensors too
-(CI checks it there against the reference CSR); pinned buffers come from torch's caching host
-allocator, so a serving loop reuses them.
+The bitmask never crosses. Rows wider than W are decoded in step 2 from the mask's tensors, so
+those must not be overwritten (an ``out=`` reused by the next step) before `wait` returns.
+Everything here is plain torch ops, so it runs on CPU tensors too (CI checks it there against
+the reference CSR); pinned buffers come from torch's caching host allocator, so a serving loop
+reuses them.
 """
 
 from __future__ import annotations
@@ -22,6 +26,17 @@ import torch
 
 from masks.csr import csr_offsets
 from masks.result import SamplingMask
+
+_copy_streams: dict[torch.device, torch.cuda.Stream] = {}
+
+
+def _copy_stream(device: torch.device) -> torch.cuda.Stream:
+    """The device's stream for `PendingCSR.wait` (one per device; created once, atomically under
+    the GIL)."""
+    stream = _copy_streams.get(device)
+    if stream is None:
+        stream = _copy_streams.setdefault(device, torch.cuda.Stream(device))
+    return stream
 
 
 def _host_buffer(like: torch.Tensor, numel: int) -> torch.Tensor:
@@ -60,7 +75,8 @@ class PendingCSR:
     """A CSR transfer in flight; `wait()` completes it and returns ``(ids, offsets)``.
 
     Created on the stream that produced the mask, right after it; `wait()` may run on another
-    thread.
+    thread, and does not wait for later work on that stream. The mask must stay unchanged until
+    `wait()` returns.
     """
 
     def __init__(self, mask: SamplingMask) -> None:
@@ -69,28 +85,32 @@ class PendingCSR:
         self._compact = _packed_ids(mask.token_ids)
         self._counts = _host_buffer(mask.counts, mask.num_reqs)
         self._counts.copy_(mask.counts, non_blocking=True)
-        self._stream = torch.cuda.current_stream(mask.device) if mask.counts.is_cuda else None
         self._ready = None
-        if self._stream is not None:
+        if mask.counts.is_cuda:
             self._ready = torch.cuda.Event()
-            self._ready.record(self._stream)
+            self._ready.record(torch.cuda.current_stream(mask.device))
 
     def wait(self) -> tuple[np.ndarray, np.ndarray]:
+        # Once the host has seen this event, everything the mask needs is done on the device, so
+        # the side stream needs no device-side wait.
         if self._ready is not None:
             self._ready.synchronize()
         counts = self._counts.numpy()
         offsets = csr_offsets(counts)
         total = int(offsets[-1])
         wide_rows = np.flatnonzero(counts > self._mask.width)
-        with torch.cuda.stream(self._stream) if self._stream is not None else nullcontext():
+        side = _copy_stream(self._mask.device) if self._ready is not None else None
+        with torch.cuda.stream(side) if side is not None else nullcontext():
             if wide_rows.size:
                 csr = self._csr_with_wide_rows(offsets, wide_rows)
             else:
                 csr = self._compact[:total]
             ids = _host_buffer(csr, total)
             ids.copy_(csr, non_blocking=True)
-            if self._stream is not None:
-                self._stream.synchronize()
+            if side is not None:
+                copied = torch.cuda.Event()
+                copied.record(side)  # only this wait's work, if other threads share the stream
+                copied.synchronize()
         return ids.numpy(), offsets
 
     def _csr_with_wide_rows(self, offsets: np.ndarray, wide_rows: np.ndarray) -> torch.Tensor:

@@ -21,10 +21,16 @@ REQUIRED = {name for name in os.environ.get("MASKS_REQUIRE_BACKENDS", "").split(
 """Backends that must run on the CPU when it is the device under test (the torch, triton and
 numba tox envs name their own, for CI's CPU modes): one whose probe fails there (a wrong
 result, a broken install, a missing emulation switch) fails the tests that use it instead of
-being skipped. On a CUDA host the envs run natively and keep the registry's skips (the Numba
-simulator, for one, runs on CPU tensors only)."""
+being skipped. On a CUDA host the device under test is CUDA, this does not apply and the
+registry's skips stand: under the emulation switches that the triton and numba envs set, those
+backends skip CUDA tensors, so native runs are ``pytest tests`` outside tox."""
 if unknown := sorted(REQUIRED - set(registry.BACKENDS)):
     raise ValueError(f"MASKS_REQUIRE_BACKENDS names unknown backends: {unknown}")
+
+
+SLEEP_CYCLES = 1 << 27
+"""GPU clock cycles a spin (`torch.cuda._sleep`) keeps a stream busy (~70 ms at 1.98 GHz): far
+longer than any call's host dispatch or host step, so work queued behind it is seen to wait."""
 
 
 def backend_params(device: torch.device = DEVICE, marks: tuple = ()) -> list:

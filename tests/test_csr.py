@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from conftest import SLEEP_CYCLES
 from numpy_contract import numpy_contract
 
 import masks
@@ -184,3 +185,22 @@ def test_cuda_to_csr_copies_only_counts_and_ids(wide, tmp_path) -> None:
     assert len(readbacks) <= int(wide), f"device-to-host copies: {copies}"
     bitmask_copies, _ = _device_to_host_bytes(mask.packed_mask.cpu, tmp_path / "bitmask.json")
     assert bitmask_copies == [mask.packed_mask.numel()]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA: streams")
+@pytest.mark.parametrize("wide", [False, True], ids=["narrow rows", "some wide rows"])
+def test_cuda_wait_does_not_wait_for_the_next_step(wide) -> None:
+    """A serving loop queues the next step behind `to_csr_async()` before it waits: `wait()`
+    must return while that work (here a ~70 ms spin) still runs, decoding wide rows included."""
+    logits, _, width = _decode_step(64, 151_936, wide, "cuda")
+    mask = reference(logits, None, width)
+    mask.to_csr()  # warm-up: the side stream, pinned buffers
+    torch.cuda.synchronize()
+    pending = mask.to_csr_async()
+    torch.cuda._sleep(SLEEP_CYCLES)  # the next step
+    csr_result = pending.wait()
+    still_busy = not torch.cuda.current_stream().query()
+    torch.cuda.synchronize()
+    assert still_busy, "wait() returned only after the next step's work had finished"
+    assert_csr_equal(csr_result, numpy_contract_csr(logits, width))

@@ -61,8 +61,9 @@ Design (the one every GPU backend of masks follows):
   group, with a shortcut without scan for a group whose kept columns lay in one lane that had
   made sparse rows 1.3% faster) took 4-6% longer than the regrouped one on dense bf16 rows and
   1-4% longer on sparse ones (s9 run 5).
-* ``auto`` picks ``fused`` from about two waves of row blocks on, using the SM count read once
-  per device.
+* ``auto`` picks ``fused`` once the rows fill half a wave of resident ``fused`` blocks
+  (`FUSED_MIN_WAVES`; R >= the SM count at two blocks of 512 threads per SM), using the SM count
+  read once per device.
 
 Host side: kernels are compiled once per (device, dtype) behind a lock. A call shape's first
 call makes its launch plan (`_Plan`): kernel, grid, block and a parameter block of 64-bit
