@@ -121,6 +121,12 @@ def _decode_step(
     return make_logits(num_reqs, vocab_size, supports, seed=9, device=device), supports, 256
 
 
+def _contract_csr(logits: torch.Tensor, width: int) -> tuple[np.ndarray, np.ndarray]:
+    """The CSR of the independent NumPy contract."""
+    contract = numpy_contract(logits.cpu(), None, width)
+    return contract["csr_ids"], contract["csr_offsets"]
+
+
 @pytest.mark.parametrize("wide", [False, True], ids=["narrow rows", "some wide rows"])
 def test_cuda_host_path_receives_only_counts_and_ids(wide, monkeypatch) -> None:
     """`PendingCSR` (the CUDA host path, run here on CPU tensors) allocates host buffers for the
@@ -135,13 +141,8 @@ def test_cuda_host_path_receives_only_counts_and_ids(wide, monkeypatch) -> None:
 
     monkeypatch.setattr(transfer, "_host_buffer", spy)
     mask = reference(logits, None, width)
-    assert_csr_equal(mask.to_csr_async().wait(), numpy_contract_csr(logits, width))
+    assert_csr_equal(mask.to_csr_async().wait(), _contract_csr(logits, width))
     assert host_buffers == [len(supports), sum(supports)]
-
-
-def numpy_contract_csr(logits: torch.Tensor, width: int) -> tuple[np.ndarray, np.ndarray]:
-    contract = numpy_contract(logits.cpu(), None, width)
-    return contract["csr_ids"], contract["csr_offsets"]
 
 
 def _device_to_host_bytes(call, trace_path: Path) -> tuple[list[int], object]:
@@ -171,13 +172,12 @@ SIZE_READBACK_BYTES = 8
 def test_cuda_to_csr_copies_only_counts_and_ids(wide, tmp_path) -> None:
     """On CUDA, the bytes that cross to the host are the counts and the kept ids (4 bytes each),
     plus at most one size read-back; the bitmask (here 28 to 226 times as many bytes) never
-    crosses.
-    Self-check: the same counter sees a copy of the bitmask, byte for byte."""
+    crosses. Self-check: the same counter sees a copy of the bitmask, byte for byte."""
     logits, supports, width = _decode_step(64, 151_936, wide, "cuda")
     mask = reference(logits, None, width)
     mask.to_csr()  # warm-up: pinned buffers, lazy CUDA state
     copies, csr_result = _device_to_host_bytes(mask.to_csr, tmp_path / "csr.json")
-    assert_csr_equal(csr_result, numpy_contract_csr(logits, width))
+    assert_csr_equal(csr_result, _contract_csr(logits, width))
     readbacks = [size for size in copies if size <= SIZE_READBACK_BYTES]
     assert sorted(size for size in copies if size > SIZE_READBACK_BYTES) == sorted(
         [4 * len(supports), 4 * sum(supports)]
@@ -203,4 +203,4 @@ def test_cuda_wait_does_not_wait_for_the_next_step(wide) -> None:
     still_busy = not torch.cuda.current_stream().query()
     torch.cuda.synchronize()
     assert still_busy, "wait() returned only after the next step's work had finished"
-    assert_csr_equal(csr_result, numpy_contract_csr(logits, width))
+    assert_csr_equal(csr_result, _contract_csr(logits, width))

@@ -361,6 +361,28 @@ def test_threads_calling_one_shape_get_their_own_results(backend: str, record_fi
     record_figures(backend=backend, threads=THREADS, calls=THREADS * SHARED_SHAPE_CALLS)
 
 
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="runs the CUDA host step")
+def test_threads_waiting_at_once_get_their_own_csr() -> None:
+    """Eight threads, each with its own stream and result (rows keeping 0, 1, around W, half or
+    all of their columns, so `wait()` also decodes on the device), take their CSR at once, 10
+    times each: they share the device's side stream of `PendingCSR.wait`, and each must get its
+    own answer."""
+    masks_and_expected = []
+    for index in range(THREADS):
+        logits, counts, _ = inputs_and_reference(6, 20_011, 100, torch.float32, None, 80 + index)
+        mask = compact_sampling_mask(logits, counts, 100, backend="torch")
+        masks_and_expected.append((mask, expected_for(logits, counts, 100).to_csr()))
+    torch.cuda.synchronize()
+
+    def work(index: int) -> None:
+        mask, expected = masks_and_expected[index]
+        for _ in range(10):
+            assert_csr_equal(mask.to_csr_async().wait(), expected)
+
+    on_threads_at_once(work)
+
+
 FRESH_THREAD_SHAPE = (256, 4_099, 64)
 """Many rows (`auto` runs `fused`, which needs no scratch) and an odd vocabulary."""
 
