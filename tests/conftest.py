@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 import pytest
 import torch
@@ -27,10 +28,23 @@ backends skip CUDA tensors, so native runs are ``pytest tests`` outside tox."""
 if unknown := sorted(REQUIRED - set(registry.BACKENDS)):
     raise ValueError(f"MASKS_REQUIRE_BACKENDS names unknown backends: {unknown}")
 
+Result = TypeVar("Result")
+
 
 SLEEP_CYCLES = 1 << 27
 """GPU clock cycles a spin (`torch.cuda._sleep`) keeps a stream busy (~70 ms at 1.98 GHz): far
 longer than any call's host dispatch or host step, so work queued behind it is seen to wait."""
+
+
+def returns_while_the_stream_spins(call: Callable[[], Result]) -> tuple[bool, Result]:
+    """Queue a spin on the current CUDA stream, then ``call()``: (whether the spin was still
+    running when the call returned, its result). False means the call waited for the stream (a
+    synchronisation, or waiting for work queued before it)."""
+    torch.cuda._sleep(SLEEP_CYCLES)
+    result = call()
+    still_busy = not torch.cuda.current_stream().query()
+    torch.cuda.synchronize()
+    return still_busy, result
 
 
 def backend_params(device: torch.device = DEVICE, marks: tuple = ()) -> list:

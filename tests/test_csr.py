@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest import SLEEP_CYCLES
+from conftest import returns_while_the_stream_spins
 from numpy_contract import numpy_contract
 
 import masks
@@ -100,25 +100,25 @@ def _lines_run_in_masks(call) -> int:
     return executed
 
 
-@pytest.mark.parametrize("wide", [False, True], ids=["narrow rows", "some wide rows"])
-def test_csr_and_lists_run_no_python_line_per_row(wide) -> None:
-    """The host path's Python work does not grow with the rows: 8 and 512 rows execute the same
-    lines of masks (a loop over rows would add hundreds), so it cannot regress to one."""
-    lines = []
-    for num_reqs in (8, 512):
-        supports = [(600 if wide and r % 4 == 0 else 20) for r in range(num_reqs)]
-        mask = reference(make_logits(num_reqs, 1_000, supports, seed=5), None, 256)
-        calls = (mask.to_csr, mask.tolists, lambda mask=mask: mask.to_csr_async().wait())
-        lines.append(tuple(map(_lines_run_in_masks, calls)))
-    assert lines[0] == lines[1], f"lines for 8 rows, then 512 (CPU, lists, CUDA path): {lines}"
-
-
 def _decode_step(
     num_reqs: int, vocab_size: int, wide: bool, device: str
 ) -> tuple[torch.Tensor, list[int], int]:
     """Logits of a decode step: 20 kept ids per row, or 600 (wider than W = 256) every 4th row."""
     supports = [(600 if wide and r % 4 == 0 else 20) for r in range(num_reqs)]
     return make_logits(num_reqs, vocab_size, supports, seed=9, device=device), supports, 256
+
+
+@pytest.mark.parametrize("wide", [False, True], ids=["narrow rows", "some wide rows"])
+def test_csr_and_lists_run_no_python_line_per_row(wide) -> None:
+    """The host path's Python work does not grow with the rows: 8 and 512 rows execute the same
+    lines of masks (a loop over rows would add hundreds), so it cannot regress to one."""
+    lines = []
+    for num_reqs in (8, 512):
+        logits, _, width = _decode_step(num_reqs, 1_000, wide, "cpu")
+        mask = reference(logits, None, width)
+        calls = (mask.to_csr, mask.tolists, lambda mask=mask: mask.to_csr_async().wait())
+        lines.append(tuple(map(_lines_run_in_masks, calls)))
+    assert lines[0] == lines[1], f"lines for 8 rows, then 512 (CPU, lists, CUDA path): {lines}"
 
 
 def _contract_csr(logits: torch.Tensor, width: int) -> tuple[np.ndarray, np.ndarray]:
@@ -198,9 +198,6 @@ def test_cuda_wait_does_not_wait_for_the_next_step(wide) -> None:
     mask.to_csr()  # warm-up: the side stream, pinned buffers
     torch.cuda.synchronize()
     pending = mask.to_csr_async()
-    torch.cuda._sleep(SLEEP_CYCLES)  # the next step
-    csr_result = pending.wait()
-    still_busy = not torch.cuda.current_stream().query()
-    torch.cuda.synchronize()
+    still_busy, csr_result = returns_while_the_stream_spins(pending.wait)  # the spin: next step
     assert still_busy, "wait() returned only after the next step's work had finished"
     assert_csr_equal(csr_result, _contract_csr(logits, width))

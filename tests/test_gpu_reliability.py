@@ -35,7 +35,12 @@ from collections.abc import Callable
 import pytest
 import torch
 from cases import ALL_DTYPES
-from conftest import SLEEP_CYCLES, backend_params, gpu_backend_params
+from conftest import (
+    SLEEP_CYCLES,
+    backend_params,
+    gpu_backend_params,
+    returns_while_the_stream_spins,
+)
 
 from masks import BackendUnavailableError, SamplingMask, compact_sampling_mask, registry
 from masks.testing import assert_csr_equal, assert_masks_equal, make_logits, reference
@@ -147,10 +152,9 @@ def test_no_host_synchronisation(backend: str, monkeypatch) -> None:
         torch.cuda.set_sync_debug_mode("default")
     assert_masks_equal(out, expected)
     poison(out)
-    torch.cuda._sleep(SLEEP_CYCLES)
-    compact_sampling_mask(logits, counts, 512, backend=backend, out=out)
-    still_busy = not torch.cuda.current_stream().query()
-    torch.cuda.synchronize()
+    still_busy, _ = returns_while_the_stream_spins(
+        lambda: compact_sampling_mask(logits, counts, 512, backend=backend, out=out)
+    )
     assert still_busy, f"{backend} returned only after its stream had drained"
     assert_masks_equal(out, expected)
 
