@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import operator
-from functools import partial
 
 import torch
 
@@ -34,7 +33,10 @@ def compact_sampling_mask(
         out: preallocated result (see `SamplingMask.empty`) to fill instead of allocating,
             so a serving loop or a CUDA graph allocates nothing per step.
 
-    No host synchronisation on CUDA; kernels run on torch's current stream.
+    No host synchronisation on CUDA; kernels run on torch's current stream. The exception is a
+    backend's first call on a device, which probes it with a tiny case compared on the host:
+    warm up before serving (or capturing) with a call per dtype and shape, which also
+    compiles the kernels and plans the launch.
     """
     max_num_kept = _check_inputs(logits, num_sampled_tokens, max_num_kept)
     kernel = registry.resolve(backend, logits.device, logits.dtype)
@@ -57,7 +59,7 @@ def compact_sampling_mask(
 
 
 def _answer_with_the_reference(
-    kernel: partial,
+    kernel: registry.Kernel,
     error: Exception,
     logits: torch.Tensor,
     num_sampled_tokens: torch.Tensor | None,
@@ -78,7 +80,7 @@ def _answer_with_the_reference(
     registry.pass_over(kernel, logits.device, logits.dtype, error)
 
 
-def _name_the_backend(error: Exception, kernel: partial) -> None:
+def _name_the_backend(error: Exception, kernel: registry.Kernel) -> None:
     """Add which backend raised to the traceback (a note, so the exception's type is kept)."""
     if hasattr(error, "add_note"):  # Python >= 3.11
         error.add_note(f"raised by masks backend '{registry.backend_of(kernel)}'")
@@ -95,6 +97,8 @@ def _check_inputs(
         raise TypeError(
             f"logits must have dtype float32, float16, bfloat16 or float64, got {logits.dtype}"
         )
+    if logits.layout != torch.strided:  # a kernel reads the data pointer as dense memory
+        raise TypeError(f"logits must be a dense (strided) tensor, got layout {logits.layout}")
     if logits.dim() != 2:
         raise ValueError(
             f"logits must be 2-D [num_reqs, vocab_size], got shape {tuple(logits.shape)}"
@@ -108,6 +112,11 @@ def _check_inputs(
         if num_sampled_tokens.dtype not in COUNT_DTYPES:
             raise TypeError(
                 f"num_sampled_tokens must have dtype int32 or int64, got {num_sampled_tokens.dtype}"
+            )
+        if num_sampled_tokens.layout != torch.strided:
+            raise TypeError(
+                "num_sampled_tokens must be a dense (strided) tensor, "
+                f"got layout {num_sampled_tokens.layout}"
             )
         if num_sampled_tokens.shape != logits.shape[:1]:
             raise ValueError(
@@ -166,7 +175,10 @@ def _check_out(
         if tensor.dtype != dtype:
             raise TypeError(f"out.{field} must have dtype {dtype}, got {tensor.dtype}")
         if tuple(tensor.shape) != shape:
-            raise ValueError(f"out.{field} must have shape {list(shape)}, got {list(tensor.shape)}")
+            hint = " (W = min(max_num_kept, vocab_size))" if field == "token_ids" else ""
+            raise ValueError(
+                f"out.{field} must have shape {list(shape)}{hint}, got {list(tensor.shape)}"
+            )
         if tensor.device != device:
             raise ValueError(f"out.{field} must be on {device}, got {tensor.device}")
         if not tensor.is_contiguous():

@@ -60,7 +60,7 @@ from masks.errors import BackendUnavailableError
 from masks.result import SamplingMask
 from masks.testing import assert_masks_equal, make_logits, reference
 
-REFERENCE = "torch"
+REFERENCE = registry.REFERENCE
 ROWWISE = "triton:rowwise"
 EMULATED_NOTE = "emulated: not performance"
 EMULATION_MAX_LOGITS = 1 << 13
@@ -721,6 +721,7 @@ def _lowest_large_batch_percent(results: Sequence[Result]) -> float | None:
 SUMMARY_COLUMNS: tuple[Column, ...] = (
     ("backend", lambda rs: rs[0].backend),
     ("passed", lambda rs: f"{sum(r.status == 'ok' for r in rs)}/{len(rs)}"),
+    ("skipped", lambda rs: str(sum(r.status == "skipped" for r in rs))),
     ("failed", lambda rs: str(sum(r.status in ("mismatch", "error") for r in rs))),
     ("geomean us", lambda rs: _cell(_geometric_mean([r.device_time_us for r in rs]), ".1f")),
     ("median dispatch us", lambda rs: _cell(_median([r.dispatch_us for r in rs]), ".1f")),
@@ -756,6 +757,11 @@ def render_table(report: Report) -> str:
         f"{report.environment.get('device_name')}: copy ceiling {ceiling.gbps:.0f} GB/s "
         f"(read + write of {ceiling.bytes_moved / 2**30:.2f} GiB in {ceiling.median_us:.0f} us)"
     ]
+    if report.environment.get("device_type") == "cpu":
+        lines.append(
+            "CPU: wall-clock times of the torch reference on this host, which check the harness "
+            "end to end and say nothing of GPU kernels (emulations are gated, not timed)"
+        )
     if report.stopped:
         lines.append(f"INCOMPLETE: {report.stopped}")
     lines += _aligned(TABLE_COLUMNS, report.results)
@@ -1022,6 +1028,8 @@ def config_from_args(args: argparse.Namespace, command: str) -> Config:
     device_type = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
     device = torch.device(device_type)
     if device.type == "cuda":
+        if not torch.cuda.is_available():
+            raise ValueError("--device cuda: torch sees no CUDA device here")
         device = torch.device("cuda", torch.cuda.current_device())
     base = QUICK_GRID if args.quick else CUDA_GRID if device.type == "cuda" else CPU_GRID
     grid = Grid(

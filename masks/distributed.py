@@ -157,7 +157,7 @@ def _exchange_header(
     values = [mask.num_reqs, mask.vocab_size, mask.width, 1] if ok else [0, 0, 0, 0]
     on_cuda = mask.device.type == "cuda"
     # Pinned + non_blocking: the upload does not wait for the kernels queued before it.
-    header = torch.tensor(values, dtype=torch.int64, pin_memory=on_cuda)
+    header = torch.tensor(values, dtype=torch.int64, device="cpu", pin_memory=on_cuda)
     header = header.to(mask.device, non_blocking=True)
     table = torch.empty((world_size, _HEADER_FIELDS), dtype=torch.int64, device=mask.device)
     dist.all_gather(list(table.unbind(0)), header, group=group)

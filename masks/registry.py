@@ -2,9 +2,11 @@
 
 A backend is probed by actually running it on a tiny input and comparing with the reference,
 so an installed-but-broken package reports itself unavailable with the reason. Probe results
-are cached per (backend, device) behind a lock, so concurrent first calls probe once. The
-reference itself (``torch``) is not probed: it defines the answer, and a probe of it could only
-fail because of the caller's context. A probe copies to and from the device, which a CUDA graph
+are cached per (backend, device) behind a lock, so concurrent first calls probe once; they are
+cached without their tracebacks, whose frames would hold the first caller's tensors, and an
+out-of-memory error is raised as it is, not cached. The reference itself (``torch``) is not
+probed: it defines the answer, and a probe of it could only fail because of the caller's
+context. A probe copies to and from the device, which a CUDA graph
 capture forbids: during a capture an unprobed backend is reported unavailable without caching
 (name it once before capturing), and ``"auto"`` takes the first backend of its order known to
 run, for that call only (a probe that fails because another thread is capturing is not cached
@@ -21,19 +23,29 @@ import importlib
 import json
 import os
 import threading
+import traceback
 import warnings
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from importlib import resources
 from types import ModuleType
+from typing import Protocol
 
 import torch
 
 from masks.errors import BackendUnavailableError
 from masks.result import SamplingMask
 
-Kernel = Callable[[torch.Tensor, "torch.Tensor | None", SamplingMask], None]
+
+class Kernel(Protocol):
+    """What `resolve` returns: a backend's ``compact`` bound to a variant, named by ``backend``
+    (``"name:variant"``, for errors and `pass_over`)."""
+
+    backend: str
+
+    def __call__(
+        self, logits: torch.Tensor, num_sampled_tokens: torch.Tensor | None, out: SamplingMask
+    ) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -67,7 +79,7 @@ REFERENCE = "torch"
 
 _lock = threading.RLock()
 _modules: dict[str, ModuleType] = {}
-_probe_failures: dict[tuple[str, torch.device], BaseException | None] = {}
+_probe_failures: dict[tuple[str, torch.device, bool], BaseException | None] = {}
 _dtype_failures: dict[tuple[torch.device, torch.dtype], dict[str, str]] = {}
 """Backends passed over by `auto` per (device, dtype), with what their call raised (text: an
 exception would keep its traceback's tensors alive)."""
@@ -160,9 +172,10 @@ def _probe(spec: BackendSpec, module: ModuleType, device: torch.device) -> None:
 
 def probe_failure(spec: BackendSpec, device: torch.device | str) -> BaseException | None:
     """Why ``spec`` cannot run on ``device`` (cached, but for an unprobed backend during a CUDA
-    graph capture), or ``None`` when it can."""
+    graph capture), or ``None`` when it can. A probe that runs out of memory raises that error,
+    uncached, as `auto`'s calls do (`may_pass_over`)."""
     device = _device_key(device)
-    key = (spec.name, device)
+    key = (spec.name, device, spec.emulated())  # an emulation switched on later is probed anew
     with _lock:
         if key in _probe_failures:
             return _probe_failures[key]
@@ -188,6 +201,8 @@ def probe_failure(spec: BackendSpec, device: torch.device | str) -> BaseExceptio
             except BackendUnavailableError as error:
                 failure = error
             except Exception as error:  # a broken install: report, never swallow silently
+                if out_of_memory(error):
+                    raise  # the device's state, not the backend's: the caller's, not cached
                 # another thread's capture forbade the probe: not cached, as during our own
                 captured = "captur" in str(error).lower()
                 kind = _NotProbedDuringCapture if captured else BackendUnavailableError
@@ -198,8 +213,24 @@ def probe_failure(spec: BackendSpec, device: torch.device | str) -> BaseExceptio
                 failure.__cause__ = error
                 if captured:
                     return failure
-        _probe_failures[key] = failure
-        return failure
+        _probe_failures[key] = None if failure is None else _without_frames(failure)
+        return _probe_failures[key]
+
+
+def _without_frames(failure: BaseException) -> BaseException:
+    """``failure`` with the tracebacks of it and of its causes dropped, theirs kept as text in a
+    note: cached with their frames, they would keep the first caller's locals (its logits, on
+    the GPU) alive for the life of the process."""
+    error: BaseException | None = failure
+    seen = set()
+    while error is not None and id(error) not in seen:  # a chain set by hand may loop
+        seen.add(id(error))
+        if error.__traceback__ is not None:
+            if error is not failure and hasattr(error, "add_note"):  # Python >= 3.11
+                error.add_note("".join(traceback.format_tb(error.__traceback__)).rstrip())
+            error.__traceback__ = None
+        error = error.__cause__ or error.__context__
+    return failure
 
 
 def _load_auto_order() -> dict[str, list[str]]:
@@ -260,8 +291,13 @@ def may_pass_over(kernel: Kernel, error: Exception) -> bool:
     """Whether `auto` may answer with the reference when ``kernel`` raised ``error``: not when
     it is the reference, nor for an out-of-memory error (the caller's to see, and no reason to
     drop a backend for good)."""
-    out_of_memory = isinstance(error, MemoryError | torch.cuda.OutOfMemoryError)
-    return not out_of_memory and backend_of(kernel).partition(":")[0] != REFERENCE
+    return not out_of_memory(error) and backend_of(kernel).partition(":")[0] != REFERENCE
+
+
+def out_of_memory(error: BaseException) -> bool:
+    """Whether ``error`` says the device (or host) ran out of memory: a state of the device,
+    never a reason to drop a backend."""
+    return isinstance(error, MemoryError | torch.cuda.OutOfMemoryError)
 
 
 def pass_over(kernel: Kernel, device: torch.device, dtype: torch.dtype, error: Exception) -> None:
@@ -301,19 +337,29 @@ def _resolve(
                 f"(call masks.available_backends({str(device)!r}) before capturing)",
                 stacklevel=4,
             )
+    if variant is not None:
+        _check_variant(spec, variant)
     failure = probe_failure(spec, device)
     if failure is not None:
         raise BackendUnavailableError(str(failure)) from failure.__cause__ or failure
     module = _modules[spec.name]
     if variant is None:
         variant = module.VARIANTS[0]
-    elif variant not in module.VARIANTS:
-        raise ValueError(
-            f"backend {spec.name!r} has variants {', '.join(module.VARIANTS)}, got {variant!r}"
-        )
     kernel = partial(module.compact, variant=variant)
     kernel.backend = f"{spec.name}:{variant}"  # for errors and `pass_over`
     return kernel, final
+
+
+def _check_variant(spec: BackendSpec, variant: str) -> None:
+    """Raise ValueError for a variant the backend does not have, before asking whether it can
+    run here: a typo in a GPU backend's name is caught on a CPU-only machine too. (A backend
+    that cannot be imported has no known variants; its import error is reported instead.)"""
+    try:
+        known = _import(spec).VARIANTS
+    except BackendUnavailableError:
+        return
+    if variant not in known:
+        raise ValueError(f"backend {spec.name!r} has variants {', '.join(known)}, got {variant!r}")
 
 
 def variants(name: str) -> tuple[str, ...]:

@@ -41,6 +41,10 @@ class SamplingMask:
         device: torch.device | str = "cpu",
     ) -> SamplingMask:
         """Uninitialised outputs to pass as ``out=`` (serving loops, CUDA graph capture)."""
+        if min(num_reqs, vocab_size, max_num_kept) < 0:
+            sizes = {"num_reqs": num_reqs, "vocab_size": vocab_size, "max_num_kept": max_num_kept}
+            name, value = next((name, value) for name, value in sizes.items() if value < 0)
+            raise ValueError(f"{name} must be >= 0, got {value}")
         width = min(max_num_kept, vocab_size)
         return cls(
             token_ids=torch.empty((num_reqs, width), dtype=torch.int32, device=device),

@@ -69,7 +69,8 @@ class CopyCeiling:
 
 
 def summarize(seconds: Sequence[float]) -> Timing:
-    """Median and nearest-rank p10/p90 of per-call times given in seconds."""
+    """Median, p10 and p90 (the sample at the index nearest q * (n - 1)) of per-call times given
+    in seconds."""
     ordered = sorted(seconds)
     last = len(ordered) - 1
 
@@ -114,7 +115,8 @@ def _flush_l2_and_stay_busy(device: torch.device, l2_flush: str) -> None:
             buffer.zero_()
         else:
             torch.amax(buffer, dim=0, out=destination)
-        torch.cuda._sleep(BUSY_CYCLES)
+        with torch.cuda.device(device):  # `_sleep` runs on the current device
+            torch.cuda._sleep(BUSY_CYCLES)
 
 
 def seconds_per_call(
@@ -164,13 +166,6 @@ def device_time(
             end.record()
         torch.cuda.synchronize(device)
     return summarize([start.elapsed_time(end) * 1e-3 for start, end in events])
-
-
-def host_dispatch_time(
-    call: Call, device: torch.device, batches: int, calls_per_batch: int
-) -> Timing:
-    """Host wall clock per call of back-to-back calls (median over batches)."""
-    return interleaved_dispatch_times([(call, calls_per_batch)], device, batches)[0]
 
 
 def interleaved_dispatch_times(

@@ -13,8 +13,14 @@
 The bitmask never crosses. Rows wider than W are decoded in step 2 from the mask's tensors, so
 those must not be overwritten (an ``out=`` reused by the next step) before `wait` returns.
 Everything here is plain torch ops, so it runs on CPU tensors too (CI checks it there against
-the reference CSR); pinned buffers come from torch's caching host allocator, so a serving loop
-reuses them.
+the reference CSR). The pinned buffers come from torch's caching host allocator and go back to
+it when `wait` returns: the ids are copied out of theirs into an ordinary array, since a caller
+that keeps them (an RL replay buffer) would otherwise hold a pinned block per step, and the
+allocator would pin new memory for every step after. The copy costs host time: on the H200's
+host 8-12 us a step at R = 64-1024 with 50 ids per row (4-7% of the host step), 124 us with
+600 ids in each of 512 rows (12%; results/h200-2026-12-04-s3 run 1). The side stream is one of torch's pooled
+streams, so an application that takes more than the pool's 32 streams of a device may be handed
+the same one; `wait` then also waits for that stream's work.
 """
 
 from __future__ import annotations
@@ -40,7 +46,9 @@ def _copy_stream(device: torch.device) -> torch.cuda.Stream:
 
 
 def _host_buffer(like: torch.Tensor, numel: int) -> torch.Tensor:
-    return torch.empty(numel, dtype=like.dtype, pin_memory=like.is_cuda)
+    """Host memory for ``numel`` elements of ``like``, pinned when ``like`` is on CUDA (on the
+    CPU whatever the caller's default device)."""
+    return torch.empty(numel, dtype=like.dtype, device="cpu", pin_memory=like.is_cuda)
 
 
 def _exclusive_cumsum(lengths: torch.Tensor) -> torch.Tensor:
@@ -53,7 +61,9 @@ def _packed_ids(token_ids: torch.Tensor) -> torch.Tensor:
     Padding is exactly the ``-1`` entries (the contract), so for rows whose support fits in W
     the first ``sum(counts)`` entries are the CSR ids. No host sync: the output size is static.
     """
-    flat = token_ids.view(-1)
+    flat = token_ids.reshape(-1)
+    if not flat.numel():  # nonzero_static on an empty CUDA tensor crashed before torch 2.9
+        return flat
     kept = torch.nonzero_static(flat >= 0, size=flat.numel(), fill_value=0).view(-1)
     return flat.index_select(0, kept)
 
@@ -111,7 +121,7 @@ class PendingCSR:
                 copied = torch.cuda.Event()
                 copied.record(side)  # only this wait's work, if other threads share the stream
                 copied.synchronize()
-        return ids.numpy(), offsets
+        return ids.numpy().copy(), offsets
 
     def _csr_with_wide_rows(self, offsets: np.ndarray, wide_rows: np.ndarray) -> torch.Tensor:
         """Rows wider than W are decoded from the bitmask on the mask's device."""

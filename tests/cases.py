@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass, field
 
 import torch
@@ -68,6 +69,11 @@ class Case:
         return torch.tensor(self.num_sampled, dtype=self.num_sampled_dtype, device=device)
 
 
+def float64_from_bits(bits: int) -> float:
+    """The float64 of an unsigned 64-bit pattern (NaN payloads: Python floats keep them)."""
+    return struct.unpack("<d", struct.pack("<Q", bits))[0]
+
+
 def bit_patterns(dtype: torch.dtype, which: str, seed: int) -> torch.Tensor:
     """Bit patterns of a 16-bit ``dtype`` in a seeded order, flat: ``"every"`` one of the 2**16
     (every NaN payload, both infinities, subnormals, zeros), ``"boundary"`` every sign and
@@ -125,10 +131,14 @@ def conformance_cases(emulated: bool = False) -> list[Case]:
             vocab_size,
             edges,
             512,
-            num_sampled=(1, 0, 3, -1, 0, 2, 0, 1),
+            num_sampled=num_sampled,
             num_sampled_dtype=t,
         )
-        for t in (torch.int32, torch.int64)
+        for t, num_sampled in (
+            (torch.int32, (1, 0, 3, -1, 0, 2, 0, 1)),
+            # int64 counts whose low 32 bits say the opposite (a kernel that narrows them)
+            (torch.int64, (1, 0, 1 << 32, -1, 1 - (1 << 32), 1 << 31, 0, 1)),
+        )
     ]
     cases += [
         Case(f"layout-{layout}-{str(d)[6:]}", 5, 1_003, (0, 3, 64, 700, 1_003), 100, d, layout)
@@ -156,6 +166,32 @@ def conformance_cases(emulated: bool = False) -> list[Case]:
                 float("nan"),
                 1.0,
                 NEG_INF,
+            ),
+        ),
+        Case(
+            "specials-float64",
+            1,
+            16,
+            (),
+            8,
+            torch.float64,
+            values=(
+                float64_from_bits(0x7FF0_0000_0000_0001),  # NaN, smallest payload
+                1e300,
+                float64_from_bits(0xFFF8_0000_0000_0001),
+                -1e300,
+                float("inf"),
+                1.7976931348623157e308,  # the largest finite float64
+                NEG_INF,
+                -1.7976931348623157e308,
+                5e-324,  # the smallest subnormal
+                float("nan"),
+                -5e-324,
+                3.5e38,  # past float32's range: finite only in float64
+                -0.0,
+                1e-310,
+                float64_from_bits(0x7FFF_FFFF_FFFF_FFFF),
+                1.0,
             ),
         ),
         Case("all-masked", 4, 999, 0, 64),

@@ -47,6 +47,20 @@ def returns_while_the_stream_spins(call: Callable[[], Result]) -> tuple[bool, Re
     return still_busy, result
 
 
+def counting_calls(monkeypatch: pytest.MonkeyPatch, owner: object, name: str) -> Callable[[], int]:
+    """Wrap ``owner.name`` (restored after the test) to count its calls: put on a kernel
+    language's compile entry point, it counts compiles whichever path of a backend asks."""
+    original = getattr(owner, name)
+    calls = [0]
+
+    def counted(*args, **kwargs):
+        calls[0] += 1
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, counted)
+    return lambda: calls[0]
+
+
 def backend_params(device: torch.device = DEVICE, marks: tuple = ()) -> list:
     """Every backend x variant on ``device``, each with ``marks``; a backend that cannot run
     there is one parameter, skipped with the registry's reason unless it is REQUIRED (then its

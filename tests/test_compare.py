@@ -207,6 +207,12 @@ def test_unknown_backend_is_a_usage_error(capsys: pytest.CaptureFixture[str]) ->
     assert "backend must be one of" in capsys.readouterr().err
 
 
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks a machine without CUDA")
+def test_cuda_without_a_gpu_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["compare", "--device", "cuda", "--no-emulate", "--quick"]) == 2
+    assert "--device cuda: torch sees no CUDA device" in capsys.readouterr().err
+
+
 def test_device_time_of_a_known_sleep() -> None:
     measured = timing.device_time(lambda: time.sleep(0.002), CPU, reps=5)
     assert measured.samples == 5
@@ -238,7 +244,7 @@ def test_device_time_accepts_only_the_known_l2_flushes() -> None:
 
 
 def test_host_dispatch_of_a_known_sleep() -> None:
-    measured = timing.host_dispatch_time(lambda: time.sleep(0.001), CPU, 3, 2)
+    (measured,) = timing.interleaved_dispatch_times([(lambda: time.sleep(0.001), 2)], CPU, 3)
     assert measured.samples == 3 and 1000 <= measured.median_us < 100_000
 
 
@@ -271,7 +277,7 @@ def test_a_slow_spell_of_the_host_lands_on_every_interleaved_call_alike() -> Non
         time.sleep(0.004 if calls_made[0] in spell else 0.0005)
         calls_made[0] += 1
 
-    one_after_other = [timing.host_dispatch_time(call, CPU, 5, 2) for _ in range(2)]
+    one_after_other = [timing.interleaved_dispatch_times([(call, 2)], CPU, 5)[0] for _ in range(2)]
     assert one_after_other[0].median_us > 3000 > one_after_other[1].median_us
     calls_made[0] = 0
     interleaved = timing.interleaved_dispatch_times([(call, 2), (call, 2)], CPU, rounds=5)

@@ -18,6 +18,11 @@ LOGITS = torch.randn(3, 10)
         ({"logits": torch.ones(3, 10, dtype=torch.int32)}, TypeError, r"logits .*dtype.*int32"),
         ({"logits": torch.ones(3, 10, dtype=torch.int64)}, TypeError, r"logits .*dtype.*int64"),
         ({"logits": torch.ones(3, 10, dtype=torch.bool)}, TypeError, r"logits .*dtype.*bool"),
+        (
+            {"logits": torch.randn(3, 10).to_sparse()},
+            TypeError,
+            r"logits must be a dense \(strided\) tensor, got layout torch.sparse_coo",
+        ),
         ({"logits": torch.randn(10)}, ValueError, r"logits must be 2-D .*got shape \(10,\)"),
         ({"logits": torch.randn(2, 3, 4)}, ValueError, r"logits must be 2-D .*\(2, 3, 4\)"),
         (
@@ -35,6 +40,11 @@ LOGITS = torch.randn(3, 10)
             {"num_sampled_tokens": torch.ones(4, dtype=torch.int32)},
             ValueError,
             r"num_sampled_tokens must have shape \[num_reqs\] = \[3\], got \[4\]",
+        ),
+        (
+            {"num_sampled_tokens": torch.ones(3, dtype=torch.int32).to_sparse()},
+            TypeError,
+            r"num_sampled_tokens must be a dense \(strided\) tensor, got layout torch.sparse_coo",
         ),
         (
             {"num_sampled_tokens": torch.ones(3, 1, dtype=torch.int64)},
@@ -86,7 +96,12 @@ def test_a_numpy_integer_width_is_an_int(width) -> None:
     [
         ("not a mask", TypeError, r"out must be a SamplingMask, got str"),
         (SamplingMask.empty(3, 11, 4), ValueError, r"out.vocab_size must be 10, got 11"),
-        (SamplingMask.empty(3, 10, 5), ValueError, r"out.token_ids must have shape \[3, 4\]"),
+        (
+            SamplingMask.empty(3, 10, 5),
+            ValueError,
+            r"out.token_ids must have shape \[3, 4\] \(W = min\(max_num_kept, vocab_size\)\), "
+            r"got \[3, 5\]",
+        ),
         (SamplingMask.empty(2, 10, 4), ValueError, r"out.token_ids must have shape \[3, 4\]"),
         (
             SamplingMask(
@@ -115,6 +130,19 @@ def test_a_numpy_integer_width_is_an_int(width) -> None:
 def test_bad_out_raises(out, error, pattern) -> None:
     with pytest.raises(error, match=pattern):
         compact_sampling_mask(LOGITS, max_num_kept=4, backend="torch", out=out)
+
+
+@pytest.mark.parametrize(
+    ("sizes", "pattern"),
+    [
+        ((-1, 10, 4), r"num_reqs must be >= 0, got -1"),
+        ((3, -10, 4), r"vocab_size must be >= 0, got -10"),
+        ((3, 10, -4), r"max_num_kept must be >= 0, got -4"),
+    ],
+)
+def test_empty_outputs_of_a_negative_size_raise(sizes, pattern) -> None:
+    with pytest.raises(ValueError, match=pattern):
+        SamplingMask.empty(*sizes)
 
 
 @pytest.mark.parametrize("backend", ["cupy", "triton", "numba"])

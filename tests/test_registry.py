@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import gc
 import subprocess
 import sys
 import threading
 import types
 import warnings
+import weakref
 
 import pytest
 import torch
@@ -65,13 +67,20 @@ def test_auto_on_cpu_runs_natively() -> None:
     assert registry._auto(torch.device("cpu"))[0].name == "torch"
 
 
+def cached(name: str, device: torch.device) -> bool:
+    """Whether the registry holds a probe result of ``name`` on ``device`` (either emulation
+    state)."""
+    return any(key[:2] == (name, device) for key in registry._probe_failures)
+
+
 def assert_named(error: BaseException, backend: str) -> None:
     """The error names the backend that raised (a note: Python >= 3.11 has them)."""
     if sys.version_info >= (3, 11):
         assert f"raised by masks backend '{backend}'" in error.__notes__, error.__notes__
 
 
-def _install_fake_backend(monkeypatch, name: str, module: types.ModuleType) -> None:
+def _install_fake_backend(monkeypatch, name: str, module: types.ModuleType | None) -> None:
+    """Register backend ``name`` as ``module`` (``None``: its import fails)."""
     spec = registry.BackendSpec(name, extra=None, gpu_only=False)
     monkeypatch.setitem(registry.BACKENDS, name, spec)
     monkeypatch.setitem(sys.modules, spec.module, module)
@@ -116,6 +125,99 @@ def test_import_error_is_reraised_for_a_named_backend(fresh_registry, monkeypatc
     with pytest.raises(BackendUnavailableError, match=r"masks\[missing\]") as caught:
         compact_sampling_mask(torch.randn(2, 5), backend="missing")
     assert isinstance(caught.value.__cause__, ImportError)
+
+
+def _raises_in_its_probe(logits, num_sampled, out, variant):
+    raise RuntimeError("driver exploded")
+
+
+@pytest.mark.parametrize("failure", ["import", "reason", "probe"])
+def test_a_cached_probe_failure_holds_no_callers_tensor(
+    fresh_registry, monkeypatch, failure: str
+) -> None:
+    """The failure is cached for the process; with its traceback it would keep the frames of
+    the first call, and the caller's logits in them, alive as long."""
+    module = _fake_module(_raises_in_its_probe)
+    if failure == "reason":
+        module.unavailable_reason = lambda device: "no such device"
+    _install_fake_backend(monkeypatch, "failing", None if failure == "import" else module)
+
+    def first_step() -> weakref.ref:
+        logits = torch.randn(2, 5)
+        with pytest.raises(BackendUnavailableError):
+            compact_sampling_mask(logits, backend="failing")
+        return weakref.ref(logits)
+
+    logits = first_step()
+    gc.collect()
+    assert logits() is None, "the cached failure keeps the caller's logits alive"
+    assert cached("failing", torch.device("cpu"))
+    with pytest.raises(BackendUnavailableError) as caught:  # still reported, with its cause
+        compact_sampling_mask(torch.randn(2, 5), backend="failing")
+    if failure == "probe":
+        assert isinstance(caught.value.__cause__, RuntimeError)
+        if sys.version_info >= (3, 11):  # the cause's traceback, kept as text
+            assert "_raises_in_its_probe" in "".join(caught.value.__cause__.__notes__)
+
+
+@pytest.mark.parametrize("error", [MemoryError(), torch.cuda.OutOfMemoryError("full")])
+def test_a_probe_that_runs_out_of_memory_raises_and_is_not_cached(
+    fresh_registry, monkeypatch, error: Exception
+) -> None:
+    """The device's state, not the backend's fault: the caller sees the error, and the backend
+    is probed again on the next call rather than dropped for the life of the process."""
+    from masks.backends import torch as reference_backend
+
+    calls = []
+
+    def compact(logits, num_sampled, out, variant):
+        calls.append(1)
+        if len(calls) == 1:
+            raise error
+        reference_backend.compact(logits, num_sampled, out)
+
+    _install_fake_backend(monkeypatch, "tight", _fake_module(compact))
+    logits = torch.randn(2, 5)
+    with pytest.raises(type(error)):
+        compact_sampling_mask(logits, backend="tight")
+    assert not cached("tight", torch.device("cpu"))
+    assert_masks_equal(compact_sampling_mask(logits, backend="tight"), reference(logits))
+
+
+def _install_gpu_only_backend(monkeypatch, emulation_env: str | None = None) -> None:
+    """A backend ``gpu`` for CUDA tensors only (with ``emulation_env``, also CPU ones when it is
+    set), computing the reference."""
+    from masks.backends import torch as reference_backend
+
+    spec = registry.BackendSpec("gpu", extra=None, gpu_only=True, emulation_env=emulation_env)
+    monkeypatch.setitem(registry.BACKENDS, "gpu", spec)
+    monkeypatch.setitem(sys.modules, spec.module, _fake_module(reference_backend.compact))
+
+
+def test_a_mistyped_variant_is_an_unknown_name_where_the_backend_cannot_run(
+    fresh_registry, monkeypatch
+) -> None:
+    """A typo in a GPU backend's name is the contract's ValueError on a CPU-only machine too,
+    not the backend's unavailability (which a correct name gets)."""
+    _install_gpu_only_backend(monkeypatch)
+    with pytest.raises(ValueError, match=r"backend 'gpu' has variants only, got 'typo'"):
+        compact_sampling_mask(torch.randn(2, 5), backend="gpu:typo")
+    with pytest.raises(BackendUnavailableError, match="CUDA tensors only"):
+        compact_sampling_mask(torch.randn(2, 5), backend="gpu:only")
+
+
+def test_an_emulation_switched_on_after_a_refusal_is_probed_anew(
+    fresh_registry, monkeypatch
+) -> None:
+    """The refusal names the emulation switch; setting it then must work, not repeat the
+    cached refusal."""
+    _install_gpu_only_backend(monkeypatch, emulation_env="FAKE_SIM")
+    monkeypatch.delenv("FAKE_SIM", raising=False)
+    logits = torch.randn(2, 5)
+    with pytest.raises(BackendUnavailableError, match=r"FAKE_SIM=1"):
+        compact_sampling_mask(logits, backend="gpu")
+    monkeypatch.setenv("FAKE_SIM", "1")
+    assert_masks_equal(compact_sampling_mask(logits, backend="gpu"), reference(logits))
 
 
 def test_named_backend_never_falls_back(fresh_registry, monkeypatch) -> None:
@@ -195,7 +297,7 @@ def test_auto_during_a_capture_passes_over_unprobed_backends(fresh_registry, mon
     with pytest.raises(BackendUnavailableError, match="graph is being captured"):
         registry.resolve("fast", cuda)
     assert probed == [] and not registry._resolved
-    assert ("fast", cuda) not in registry._probe_failures
+    assert not cached("fast", cuda)
     capturing = False
     assert registry.resolve("auto", cuda).func is fast
     assert probed == ["fast"] and ("auto", cuda, None) in registry._resolved

@@ -144,8 +144,18 @@ def test_concurrent_first_calls():
 
 @pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("offset", [0, 1])
-def test_mask_words_and_bytes(variant, offset):
-    """Mask rows of a multiple of 4 bytes use int32 word access unless the buffer is misaligned."""
+def test_mask_words_and_bytes(variant, offset, monkeypatch):
+    """Mask rows of a multiple of 4 bytes use int32 word access unless the buffer is misaligned
+    (the interpreter accepts misaligned words, so the launch's choice is checked too)."""
+    monkeypatch.setattr(backend, "_plans", {})
+    words = []
+
+    def recording_launch(kernel, grid, num_warps, tensors, scalars, constexprs, *args):
+        words.append((tensors[4].data_ptr(), constexprs.get("WORDS")))  # the mask's pointer
+        return launch(kernel, grid, num_warps, tensors, scalars, constexprs, *args)
+
+    launch = backend._launch
+    monkeypatch.setattr(backend, "_launch", recording_launch)
     logits = make_logits(
         6, 4_096 + 32, (0, 1, 40, 4_128, 2_000, 7), seed=4, junk=True, device=DEVICE
     )
@@ -159,6 +169,8 @@ def test_mask_words_and_bytes(variant, offset):
     assert (buffer[:offset] == 0xAB).all() and (
         buffer[offset + out.packed_mask.numel() :] == 0xAB
     ).all()
+    ours = [word for pointer, word in words if pointer == mask.data_ptr()]  # not the probe's
+    assert ours == [None if variant == "rowwise" else offset == 0], words
 
 
 @pytest.mark.parametrize("variant", VARIANTS)

@@ -124,6 +124,7 @@ from __future__ import annotations
 import math
 import os
 import threading
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -140,6 +141,11 @@ from masks.result import SamplingMask
 VARIANTS = ("auto", "split", "fused")
 
 SIMULATED = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
+if SIMULATED:  # the simulator computes with NumPy scalars, which warn where the GPU wraps
+    # (`kept_in_words`' multiply moves bits past 32 on purpose); only this module's warnings
+    warnings.filterwarnings(
+        "ignore", "overflow encountered", RuntimeWarning, module=r"masks\.backends\.numba$"
+    )
 
 
 def launch_constants(simulated: bool) -> tuple[int, int, int]:

@@ -42,8 +42,9 @@ class StreamScratch:
         self._lock.acquire()
         try:
             if _capturing(device):
-                # A graph gets a buffer of its own (from its private pool, alive as long as the
-                # graph), since it may be replayed on another stream while this one is in use.
+                # A graph gets a buffer of its own, since it may be replayed on another stream
+                # while this one is in use. Its zeroing is captured too, so every replay starts
+                # from zero even where the graph's pool gives the memory to a later allocation.
                 return torch.zeros(numel, dtype=torch.int32, device=device)
             if self._buffer is None or self._buffer.numel() < numel:
                 # The old buffer is freed to torch's allocator, which reuses it in this stream's
