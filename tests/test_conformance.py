@@ -86,12 +86,17 @@ def test_empty_dimensions(backend: str, shape: tuple[int, int, int], device: tor
     logits = torch.randn(num_reqs, vocab_size, device=device)
     result = compact_sampling_mask(logits, max_num_kept=max_num_kept, backend=backend)
     width = min(max_num_kept, vocab_size)
-    assert result.token_ids.shape == (num_reqs, width)
-    assert result.counts.shape == (num_reqs,)
-    assert result.packed_mask.shape == (num_reqs, (vocab_size + 7) // 8)
+    outputs = (result.token_ids, result.counts, result.packed_mask)
+    assert [t.shape for t in outputs] == [
+        (num_reqs, width),
+        (num_reqs,),
+        (num_reqs, (vocab_size + 7) // 8),
+    ]
+    assert [t.dtype for t in outputs] == [torch.int32, torch.int32, torch.uint8]
+    assert {t.device for t in outputs} == {logits.device}
     assert result.counts.tolist() == [0] * num_reqs
     ids, offsets = result.to_csr()
-    assert ids.size == 0
+    assert ids.size == 0 and ids.dtype == np.int32 and offsets.dtype == np.int64
     assert offsets.tolist() == [0] * (num_reqs + 1)
     assert result.tolists() == [[] for _ in range(num_reqs)]
 
