@@ -79,9 +79,15 @@ def assert_named(error: BaseException, backend: str) -> None:
         assert f"raised by masks backend '{backend}'" in error.__notes__, error.__notes__
 
 
-def _install_fake_backend(monkeypatch, name: str, module: types.ModuleType | None) -> None:
+def _install_fake_backend(
+    monkeypatch,
+    name: str,
+    module: types.ModuleType | None,
+    gpu_only: bool = False,
+    emulation_env: str | None = None,
+) -> None:
     """Register backend ``name`` as ``module`` (``None``: its import fails)."""
-    spec = registry.BackendSpec(name, extra=None, gpu_only=False)
+    spec = registry.BackendSpec(name, None, gpu_only, emulation_env)
     monkeypatch.setitem(registry.BACKENDS, name, spec)
     monkeypatch.setitem(sys.modules, spec.module, module)
 
@@ -184,14 +190,15 @@ def test_a_probe_that_runs_out_of_memory_raises_and_is_not_cached(
     assert_masks_equal(compact_sampling_mask(logits, backend="tight"), reference(logits))
 
 
-def _install_gpu_only_backend(monkeypatch, emulation_env: str | None = None) -> None:
-    """A backend ``gpu`` for CUDA tensors only (with ``emulation_env``, also CPU ones when it is
-    set), computing the reference."""
+def _install_gpu_only_backend(
+    monkeypatch, name: str = "gpu", emulation_env: str | None = None
+) -> None:
+    """A backend ``name`` for CUDA tensors only (with ``emulation_env``, also CPU ones when it
+    is set), computing the reference."""
     from masks.backends import torch as reference_backend
 
-    spec = registry.BackendSpec("gpu", extra=None, gpu_only=True, emulation_env=emulation_env)
-    monkeypatch.setitem(registry.BACKENDS, "gpu", spec)
-    monkeypatch.setitem(sys.modules, spec.module, _fake_module(reference_backend.compact))
+    module = _fake_module(reference_backend.compact)
+    _install_fake_backend(monkeypatch, name, module, gpu_only=True, emulation_env=emulation_env)
 
 
 def test_a_mistyped_variant_is_an_unknown_name_where_the_backend_cannot_run(
@@ -233,11 +240,7 @@ def test_named_backend_never_falls_back(fresh_registry, monkeypatch) -> None:
 
 
 def test_auto_never_picks_an_emulation(fresh_registry, monkeypatch) -> None:
-    from masks.backends import torch as reference_backend
-
-    spec = registry.BackendSpec("emulated", extra=None, gpu_only=True, emulation_env="FAKE_SIM")
-    monkeypatch.setitem(registry.BACKENDS, "emulated", spec)
-    monkeypatch.setitem(sys.modules, spec.module, _fake_module(reference_backend.compact))
+    _install_gpu_only_backend(monkeypatch, "emulated", emulation_env="FAKE_SIM")
     monkeypatch.setenv("FAKE_SIM", "1")
     monkeypatch.setitem(registry.AUTO_ORDER, "cpu", ["emulated", "torch"])
     assert "emulated" in masks.available_backends("cpu")

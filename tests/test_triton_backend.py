@@ -60,6 +60,21 @@ def test_auto_picks_split_for_few_rows_and_fused_for_many():
     assert backend._auto_variant(rows, DEVICE) == "fused"
 
 
+def recorded_launches(monkeypatch) -> list[tuple]:
+    """``(kernel, tensors, constexprs)`` of every launch from now on: the plans are cleared, so
+    every call shape launches through the JIT (`_launch`), which records it."""
+    monkeypatch.setattr(backend, "_plans", {})
+    launches = []
+    launch = backend._launch
+
+    def recording_launch(kernel, grid, num_warps, tensors, scalars, constexprs, *args):
+        launches.append((kernel, tensors, constexprs))
+        return launch(kernel, grid, num_warps, tensors, scalars, constexprs, *args)
+
+    monkeypatch.setattr(backend, "_launch", recording_launch)
+    return launches
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
 def test_fused_block_size_follows_rows_per_sm(monkeypatch, dtype):
     """`fused` loads `_FUSED_SMALL_BLOCK_BYTES` per iteration in its element size's band of rows
@@ -67,16 +82,7 @@ def test_fused_block_size_follows_rows_per_sm(monkeypatch, dtype):
     kernel, as exact (fp32 and fp64 rank in pass 1, 16-bit rows in pass 2, read in pairs for an
     even V and one by one for an odd V). Rows of 0 ids to all, W cut inside a block of either
     size."""
-    monkeypatch.setattr(backend, "_plans", {})
-    blocks = []
-
-    def recording_launch(kernel, grid, num_warps, tensors, scalars, constexprs, *args):
-        if kernel is backend._fused_kernel:
-            blocks.append(constexprs["BLOCK"] * dtype.itemsize)
-        return launch(kernel, grid, num_warps, tensors, scalars, constexprs, *args)
-
-    launch = backend._launch
-    monkeypatch.setattr(backend, "_launch", recording_launch)
+    launches = recorded_launches(monkeypatch)
     low, high = backend._FUSED_SMALL_BLOCK_ROWS_PER_SM[dtype.itemsize]
     sm_count = backend._sm_count(DEVICE)
     large, small = backend._FUSED_BLOCK_BYTES, backend._FUSED_SMALL_BLOCK_BYTES
@@ -93,6 +99,7 @@ def test_fused_block_size_follows_rows_per_sm(monkeypatch, dtype):
             for width in (2_048, 5_000):
                 actual = compact_sampling_mask(logits, None, width, backend="triton:fused")
                 assert_masks_equal(actual, reference(logits.cpu(), None, width))
+    blocks = [c["BLOCK"] * dtype.itemsize for k, _, c in launches if k is backend._fused_kernel]
     assert blocks == [block for _ in vocab_sizes for _, block in cases for _ in range(2)]
 
 
@@ -147,15 +154,7 @@ def test_concurrent_first_calls():
 def test_mask_words_and_bytes(variant, offset, monkeypatch):
     """Mask rows of a multiple of 4 bytes use int32 word access unless the buffer is misaligned
     (the interpreter accepts misaligned words, so the launch's choice is checked too)."""
-    monkeypatch.setattr(backend, "_plans", {})
-    words = []
-
-    def recording_launch(kernel, grid, num_warps, tensors, scalars, constexprs, *args):
-        words.append((tensors[4].data_ptr(), constexprs.get("WORDS")))  # the mask's pointer
-        return launch(kernel, grid, num_warps, tensors, scalars, constexprs, *args)
-
-    launch = backend._launch
-    monkeypatch.setattr(backend, "_launch", recording_launch)
+    launches = recorded_launches(monkeypatch)
     logits = make_logits(
         6, 4_096 + 32, (0, 1, 40, 4_128, 2_000, 7), seed=4, junk=True, device=DEVICE
     )
@@ -169,8 +168,8 @@ def test_mask_words_and_bytes(variant, offset, monkeypatch):
     assert (buffer[:offset] == 0xAB).all() and (
         buffer[offset + out.packed_mask.numel() :] == 0xAB
     ).all()
-    ours = [word for pointer, word in words if pointer == mask.data_ptr()]  # not the probe's
-    assert ours == [None if variant == "rowwise" else offset == 0], words
+    words = [c.get("WORDS") for _, t, c in launches if t[4].data_ptr() == mask.data_ptr()]
+    assert words == [None if variant == "rowwise" else offset == 0], words  # not the probe's
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
