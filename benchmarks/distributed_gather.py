@@ -2,13 +2,17 @@
 
 Each rank compacts its own R x V slice (fp32, 50 kept ids per row, W=512) with ``auto`` on
 ``cuda:rank``, then rank 0 gathers every rank's mask. The gathered mask is checked bit for bit
-against the compaction of the concatenated logits on rank 0 before anything is timed.
+against the torch reference of the concatenated logits on rank 0 before anything is timed.
+The compaction is timed as `masks.compare` times it (`masks.timing.device_time`: L2 flushed,
+host dispatch kept out); the gathers, collectives whose waits are part of their cost, by CUDA
+events around each call on an idle GPU.
 Run: ``python benchmarks/distributed_gather.py --out gather.json`` on a machine with >= 2 GPUs.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import statistics
@@ -18,14 +22,14 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
-from masks import compact_sampling_mask
+from masks import SamplingMask, compact_sampling_mask, timing
 from masks.distributed import gather_sampling_masks
-from masks.testing import assert_masks_equal, make_logits
+from masks.testing import assert_masks_equal, make_logits, reference
 
 NUM_REQS, VOCAB, KEPT, WIDTH = 512, 151_936, 50, 512
 
 
-def _median_us(fn, reps: int = 30) -> float:
+def _gather_median_us(fn, reps: int = 30) -> float:
     times = []
     for _ in range(reps):
         torch.cuda.synchronize()
@@ -54,10 +58,12 @@ def _worker(rank: int, world_size: int, store: str, out: str | None) -> None:
     mask = compact_sampling_mask(logits, max_num_kept=WIDTH)
     gathered = gather_sampling_masks(mask, dst=0)
     if rank == 0:
-        assert_masks_equal(gathered, compact_sampling_mask(full, max_num_kept=WIDTH))
-    compaction_us = _median_us(lambda: compact_sampling_mask(logits, max_num_kept=WIDTH))
-    gather_us = _median_us(lambda: gather_sampling_masks(mask, dst=0))
-    gather_all_us = _median_us(lambda: gather_sampling_masks(mask))
+        assert_masks_equal(gathered, reference(full, max_num_kept=WIDTH))
+    out = SamplingMask.empty(NUM_REQS, VOCAB, WIDTH, device=device)
+    compact = functools.partial(compact_sampling_mask, logits, None, WIDTH, out=out)
+    compaction_us = timing.device_time(compact, device, reps=30).median_us
+    gather_us = _gather_median_us(lambda: gather_sampling_masks(mask, dst=0))
+    gather_all_us = _gather_median_us(lambda: gather_sampling_masks(mask))
     if rank == 0:
         report = {
             "device": torch.cuda.get_device_name(device),

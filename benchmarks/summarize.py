@@ -3,7 +3,8 @@
 Strict readings: the lowest % of the ceiling over R >= 256 (and how many cells there fall below
 the bandwidth target), the slowest support at each small R, and the slowest R=1 shape's dispatch
 (each shape's dispatch is already a median over batches; the host probe's median over the same
-shapes shows how fast the host itself was).
+shapes shows how fast the host itself was). A verdict needs every cell the targets name, timed
+at W = 2048, in a run that finished: otherwise it reads "incomplete".
 
 Run: ``python benchmarks/summarize.py benchmarks/results/<gpu>-<date>/compare.json`` (or a
 ``compare.json.gz``)
@@ -20,8 +21,12 @@ from pathlib import Path
 from masks.compare import read_json
 
 LARGE_BATCH = 256
+LARGE_VOCABS = (128_256, 151_936, 262_144)
 SMALL_BATCHES = (1, 4, 16)
 SMALL_VOCAB = 151_936
+DTYPES = ("float32", "bfloat16")
+SUPPORTS = ("sparse", "dense", "full")
+WIDTH = 2048
 TARGETS = {  # backend family: (min % of copy ceiling at R >= 256, max device us, max dispatch us)
     "triton": (80.0, 12.0, 25.0),
     "cupy": (80.0, 12.0, 20.0),
@@ -37,15 +42,38 @@ def _fmt(value: float | None, spec: str = ".1f") -> str:
     return "-" if value is None else format(value, spec)
 
 
+def _fmt_up(value: float | None) -> str:
+    """A maximum rounded up to a tenth: a time just over its target (12.04 us) never reads as
+    the target."""
+    return "-" if value is None else format(math.ceil(round(value * 10, 6)) / 10, ".1f")
+
+
 def _median(values: list[float]) -> float | None:
     return statistics.median(values) if values else None
 
 
 def _spread(values: list[float]) -> str:
-    """``min/median/max`` of sorted values."""
+    """``min/median/max`` of sorted values (the maximum rounded up, as `_fmt_up`)."""
     if not values:
         return "-"
-    return "/".join(_fmt(v) for v in (values[0], _median(values), values[-1]))
+    return "/".join((_fmt(values[0]), _fmt(_median(values)), _fmt_up(values[-1])))
+
+
+def _complete(report: dict, results: list[dict]) -> bool:
+    """Whether a backend's timed ``results`` hold every cell its targets name, at `WIDTH`, in a
+    run that was not stopped: (a) some R >= 256 for each V of `LARGE_VOCABS`, dtype and support;
+    (b) each R of `SMALL_BATCHES` at `SMALL_VOCAB`, fp32, every support; (c) an R = 1 shape."""
+    cells = {
+        (r["num_reqs"], r["vocab_size"], r["dtype"], r["support"])
+        for r in results
+        if r["width"] == WIDTH
+    }
+    large = {(v, d, s) for n, v, d, s in cells if n >= LARGE_BATCH}
+    return (
+        not report.get("stopped")
+        and all((v, d, s) in large for v in LARGE_VOCABS for d in DTYPES for s in SUPPORTS)
+        and all((n, SMALL_VOCAB, "float32", s) in cells for n in SMALL_BATCHES for s in SUPPORTS)
+    )
 
 
 def summarize(report: dict) -> str:
@@ -96,14 +124,17 @@ def summarize(report: dict) -> str:
         probe = sorted(r["host_probe_us"] for r in at_one_row if r.get("host_probe_us"))
         target = family_targets if ":" not in backend else None
         met = "-"
-        if target is not None and mins and small and dispatch:
+        if target is not None and backend in failed:
+            met = "no"
+        elif target is not None and not _complete(report, results):
+            met = "incomplete"
+        elif target is not None:
             met = (
                 "yes"
                 if (
                     min(mins.values()) >= target[0]
                     and max(small.values()) <= target[1]
                     and max(dispatch) <= target[2]
-                    and backend not in failed
                 )
                 else "no"
             )
@@ -111,7 +142,7 @@ def summarize(report: dict) -> str:
             f"| {backend} | {row('float32')} | {row('bfloat16')} | "
             + (f"{below} of {len(cells)} < {min_pct:.0f}" if cells else "-")
             + " | "
-            + "/".join(_fmt(small.get(n)) for n in SMALL_BATCHES)
+            + "/".join(_fmt_up(small.get(n)) for n in SMALL_BATCHES)
             + f" | {_spread(dispatch)} | {_fmt(_median(probe))} | {met} |"
         )
     if failed:

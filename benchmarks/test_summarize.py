@@ -7,23 +7,26 @@ import copy
 from summarize import summarize
 
 SHAPES = [
-    (num_reqs, dtype, support)
-    for num_reqs in (1, 4, 16, 256)
+    (num_reqs, vocab_size, dtype, support)
+    for num_reqs, vocab_sizes in ((1, [151_936]), (4, [151_936]), (16, [151_936]),
+                                  (256, [128_256, 151_936, 262_144]))
+    for vocab_size in vocab_sizes
     for dtype in ("float32", "bfloat16")
     for support in ("sparse", "dense", "full")
-]
+]  # fmt: skip
 
 
 def _report() -> dict:
-    """cupy meeting every target on every cell: 85% at R=256, 10 us at R<=16, dispatch 12-14 us
-    at R=1 with the host probe at 6-8 us."""
+    """cupy meeting every target on every cell the targets name (W = 2048): 85% at R=256,
+    10 us at R<=16, dispatch 12-14 us at R=1 with the host probe at 6-8 us."""
     results = []
-    for index, (num_reqs, dtype, support) in enumerate(SHAPES):
+    for index, (num_reqs, vocab_size, dtype, support) in enumerate(SHAPES):
         results.append(
             {
                 "backend": "cupy",
                 "num_reqs": num_reqs,
-                "vocab_size": 151_936,
+                "vocab_size": vocab_size,
+                "width": 2048,
                 "dtype": dtype,
                 "support": support,
                 "status": "ok",
@@ -35,7 +38,12 @@ def _report() -> dict:
             }
         )
     environment = {"device_name": "GPU", "git_commit": "c", "code_sha256": "0" * 64, "date": "d"}
-    return {"environment": environment, "copy_ceiling": {"gbps": 4000.0}, "results": results}
+    return {
+        "environment": environment,
+        "copy_ceiling": {"gbps": 4000.0},
+        "results": results,
+        "stopped": None,
+    }
 
 
 def _row(report: dict, backend: str = "cupy") -> list[str]:
@@ -53,7 +61,7 @@ def _set(report: dict, value_key: str, value: float, **where: object) -> dict:
 
 def test_every_cell_within_target_is_met() -> None:
     row = _row(_report())
-    assert row[1:5] == ["85/85/85", "85/85/85", "0 of 6 < 80", "10.0/10.0/10.0"]
+    assert row[1:5] == ["85/85/85", "85/85/85", "0 of 18 < 80", "10.0/10.0/10.0"]
     assert row[5:] == ["12.0/13.0/14.0", "7.0", "yes"]
 
 
@@ -65,8 +73,40 @@ def test_one_slow_cell_misses_a_target() -> None:
     assert _row(slow_support)[4] == "10.0/12.5/10.0"
     assert _row(slow_support)[-1] == "no"
     low_cell = _set(report, "pct_of_ceiling", 79.9, num_reqs=256, dtype="bfloat16", support="dense")
-    assert _row(low_cell)[1:4] == ["85/85/85", "85/79/85", "1 of 6 < 80"]  # rounded down
+    assert _row(low_cell)[1:4] == ["85/85/85", "85/79/85", "3 of 18 < 80"]  # rounded down
     assert _row(low_cell)[-1] == "no"
+    just_over = _set(report, "device_time_us", 12.04, num_reqs=16, support="full")
+    assert _row(just_over)[4] == "10.0/10.0/12.1"  # rounded up
+    assert _row(just_over)[-1] == "no"
+    just_over = _set(report, "dispatch_us", 20.01, num_reqs=1, dtype="float32", support="dense")
+    assert _row(just_over)[5].endswith("/20.1")
+    assert _row(just_over)[-1] == "no"
+
+
+def test_a_backend_that_failed_the_gate_misses_its_targets() -> None:
+    report = _report()
+    report["results"].append({**report["results"][0], "status": "mismatch"})
+    assert _row(report)[-1] == "no"
+
+
+def test_a_verdict_needs_every_cell_of_the_targets_in_a_finished_run() -> None:
+    """A stopped run, a missing cell or another W reads "incomplete", never "yes"."""
+    report = _report()
+    assert _row(report)[-1] == "yes"
+    stopped = {**report, "stopped": "time limit of 60 s reached before R256-V262144"}
+    assert _row(stopped)[-1] == "incomplete"
+    for missing in (
+        {"num_reqs": 256, "vocab_size": 262_144, "dtype": "bfloat16", "support": "dense"},
+        {"num_reqs": 4, "dtype": "float32", "support": "sparse"},
+        {"num_reqs": 1},
+    ):
+        partial = copy.deepcopy(report)
+        partial["results"] = [
+            r for r in partial["results"] if any(r[k] != v for k, v in missing.items())
+        ]
+        assert _row(partial)[-1] == "incomplete", missing
+    other_width = _set(report, "width", 64, num_reqs=256, vocab_size=128_256)
+    assert _row(other_width)[-1] == "incomplete"
 
 
 def test_variants_and_the_reference_count_cells_below_80() -> None:
@@ -77,5 +117,5 @@ def test_variants_and_the_reference_count_cells_below_80() -> None:
     reference = [{**r, "backend": "torch", "pct_of_ceiling": 2.0} for r in report["results"]]
     report["results"] += variant + reference
     for backend in ("cupy:split", "torch"):
-        assert _row(report, backend)[3] == "6 of 6 < 80" and _row(report, backend)[-1] == "-"
-    assert _row(report)[3] == "0 of 6 < 80"
+        assert _row(report, backend)[3] == "18 of 18 < 80" and _row(report, backend)[-1] == "-"
+    assert _row(report)[3] == "0 of 18 < 80"

@@ -1,13 +1,15 @@
 """`python -m masks compare`: every backend on one grid of shapes, gated bit for bit, then timed.
 
-Per shape, one set of seeded random logits (`masks.testing.make_logits`: random nonzero values,
-random ``-inf`` positions) is shared by every backend. Each backend first fills an output
-prefilled with junk and must equal the reference bit for bit (`masks.testing.assert_masks_equal`):
-a backend that fails is reported with the first differing row/column and is not timed, because
-a wrong kernel's speed means nothing. Passing backends are then timed with `masks.timing`:
+Per shape, one set of seeded random logits (`masks.testing.make_logits`: random nonzero values;
+at random positions ``-inf``, ``+inf`` and NaNs, none kept) is shared by every backend. Each
+backend first fills an output prefilled with junk and must equal the reference bit for bit
+(`masks.testing.assert_masks_equal`): a backend that fails is reported with the first
+differing row/column and is not timed, because a wrong kernel's speed means nothing. Passing
+backends are then timed with `masks.timing`:
 
-- device time per call (CUDA events after an L2 flush; median of up to ``--reps`` repetitions,
-  fewer when ``--budget-ms`` runs out on a large shape),
+- device time per call (CUDA events after an L2 flush and a spin that outlasts the call's host
+  time; median of up to ``--reps`` repetitions, fewer when ``--budget-ms`` runs out on a large
+  shape),
 - host dispatch per call (back-to-back calls, no synchronisation; the shape's backends in
   interleaved rounds, beside a probe of the host's own speed: a one-element torch fill),
 - GB/s over the minimal traffic (`masks.timing.minimal_bytes`) and its percentage of the
@@ -112,6 +114,8 @@ class Shape:
         return timing.minimal_bytes(self.num_reqs, self.vocab_size, self.width, itemsize)
 
     def make_logits(self, device: torch.device, seed: int) -> torch.Tensor:
+        """The shape's seeded logits; the columns not kept hold -inf, +inf and NaNs (`junk`),
+        so the gate rejects a kernel that keeps anything but -inf."""
         return make_logits(
             self.num_reqs,
             self.vocab_size,
@@ -119,6 +123,7 @@ class Shape:
             dtype=DTYPES[self.dtype],
             seed=seed,
             device=device,
+            junk=True,
         )
 
 
@@ -760,7 +765,8 @@ def render_table(report: Report) -> str:
     if report.environment.get("device_type") == "cpu":
         lines.append(
             "CPU: wall-clock times of the torch reference on this host, which check the harness "
-            "end to end and say nothing of GPU kernels (emulations are gated, not timed)"
+            "end to end and say nothing of GPU kernels (emulations are gated and timed once, "
+            "labelled as no measure of performance)"
         )
     if report.stopped:
         lines.append(f"INCOMPLETE: {report.stopped}")
@@ -966,14 +972,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=_list_of(_support_name),
         help="sparse (50 kept ids), dense (2048 spread over the row), full (whole row)",
     )
-    grid.add_argument("--width", type=int, help="max_num_kept W (default 2048)")
+    grid.add_argument("--width", type=int, help="max_num_kept W (default 2048; --quick: 256)")
     grid.add_argument("--quick", action="store_true", help="tiny grid (R 1,5 x V 1027, W 256)")
     timing_group = parser.add_argument_group("timing")
     timing_group.add_argument(
         "--reps",
         type=int,
         default=DEFAULT_REPS,
-        help="most timed repetitions per measurement (default %(default)s)",
+        help=f"most timed repetitions per measurement (default %(default)s, at least {MIN_REPS})",
     )
     timing_group.add_argument(
         "--budget-ms",
@@ -1025,6 +1031,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def config_from_args(args: argparse.Namespace, command: str) -> Config:
     """The `Config` that the parsed options describe (validating the backend names)."""
+    if args.reps < MIN_REPS:  # else raised to MIN_REPS without a word
+        raise ValueError(f"--reps must be at least {MIN_REPS}, got {args.reps}")
     device_type = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
     device = torch.device(device_type)
     if device.type == "cuda":

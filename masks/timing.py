@@ -3,13 +3,16 @@
 Why they measure what they measure:
 
 - Device time: CUDA events around one call, each call preceded by an L2 flush (at least twice
-  the L2 size) and a short spin kernel. The flush makes every call read its logits from memory,
-  as a serving step does; flush and spin keep the GPU busy while the host enqueues the call, so
-  host dispatch never leaks into the event interval. Two flushes (`L2_FLUSHES`): ``"write"``
-  zeroes the buffer, as ``triton.testing.do_bench`` does, which leaves the L2 full of *dirty*
-  lines that the timed call then writes back to memory as it evicts them (up to the L2's size of
-  extra traffic, charged to the call); ``"read"`` (the default) reads the buffer, leaving clean
-  lines, so the call pays for its own bytes only. Measured on the H200: a device copy of 72 MB
+  the L2 size) and a spin kernel. The flush makes every call read its logits from memory, as a
+  serving step does; flush and spin keep the GPU busy while the host enqueues the call, so host
+  dispatch never leaks into the event interval: the spin lasts at least twice the call's own
+  host time, measured first (`busy_cycles`; the torch reference's dozen launches take longer to
+  enqueue than a fixed spin lasted, and its device time at small R read as its dispatch).
+  Two flushes (`L2_FLUSHES`): ``"write"`` zeroes the buffer, as ``triton.testing.do_bench``
+  does, which leaves the L2 full of *dirty* lines that the timed call then writes back to
+  memory as it evicts them (up to the L2's size of extra traffic, charged to the call);
+  ``"read"`` (the default) reads the buffer, leaving clean lines, so the call pays for its own
+  bytes only. Measured on the H200: a device copy of 72 MB
   reached 69% of the 2 GiB copy ceiling after a write flush and 80% after a read flush, while
   the ceiling itself was the same either way (benchmarks/traffic_floor.py, then named
   same_bytes_copy.py).
@@ -22,13 +25,17 @@ Why they measure what they measure:
 - Medians (with p10/p90) over many repetitions; callers size the repetition counts from a
   wall-clock budget (`reps_within`) so large shapes and slow backends stay affordable.
 - Copy ceiling: a large device-to-device copy measured in the same run with the same method,
-  so "percent of ceiling" compares like with like on the machine at hand.
+  so "percent of ceiling" compares like with like on the machine at hand. It is a reference,
+  not a bound: a kernel that reads far more than it writes can pass it (a copy reads and writes
+  in equal parts; on the H200 a kernel that reads the logits and writes the outputs of R = 512,
+  V = 262144 fp32 did so at 109% of it: benchmarks/traffic_floor.py, results/h200-2026-12-03).
 - On the CPU, device time is the wall clock of each call, with the same statistics.
 """
 
 from __future__ import annotations
 
 import functools
+import math
 import random
 import statistics
 import time
@@ -60,7 +67,8 @@ class Timing:
 
 @dataclass(frozen=True)
 class CopyCeiling:
-    """Bandwidth of a large same-device copy: the most any memory-bound kernel can reach."""
+    """Bandwidth of a large same-device copy (read + write): the reference that "% of the copy
+    ceiling" divides by (a read-heavy kernel can pass it)."""
 
     gbps: float
     bytes_moved: int
@@ -102,13 +110,21 @@ def _l2_flush_buffers(device: torch.device) -> tuple[torch.Tensor, torch.Tensor]
 
 
 BUSY_CYCLES = 400_000
-"""GPU clock cycles of a spin kernel queued after each L2 flush (~0.2 ms on an H200): with the
-flush it keeps the GPU busy longer than any backend's host dispatch, so the call is fully
-enqueued before the GPU reaches it. (A write flush alone, ~75 us, hid a 50 us dispatch but not
-the ~85 us that a two-launch Triton split of an earlier version measured on the H200's host.)"""
+"""The least GPU clock cycles of the spin kernel queued after each L2 flush (~0.2 ms on an H200;
+a write flush alone, ~75 us, hid a 50 us dispatch but not the ~85 us that a two-launch Triton
+split of an earlier version measured on the H200's host)."""
+CYCLES_PER_US = 2_000
+"""Spin cycles per microsecond: the H200's top clock (1980 MHz) rounded up, so a spin lasts at
+least its intended time on a GPU clocked at or below 2 GHz."""
 
 
-def _flush_l2_and_stay_busy(device: torch.device, l2_flush: str) -> None:
+def busy_cycles(host_seconds: float) -> int:
+    """Spin cycles after each flush for a call whose host time is ``host_seconds``: twice that
+    time, and at least `BUSY_CYCLES`, so the call is fully enqueued before the GPU reaches it."""
+    return max(BUSY_CYCLES, math.ceil(2 * host_seconds * 1e6 * CYCLES_PER_US))
+
+
+def _flush_l2_and_stay_busy(device: torch.device, l2_flush: str, cycles: int = BUSY_CYCLES) -> None:
     if device.type == "cuda":
         buffer, destination = _l2_flush_buffers(device)
         if l2_flush == "write":
@@ -116,7 +132,7 @@ def _flush_l2_and_stay_busy(device: torch.device, l2_flush: str) -> None:
         else:
             torch.amax(buffer, dim=0, out=destination)
         with torch.cuda.device(device):  # `_sleep` runs on the current device
-            torch.cuda._sleep(BUSY_CYCLES)
+            torch.cuda._sleep(cycles)
 
 
 def seconds_per_call(
@@ -132,6 +148,16 @@ def seconds_per_call(
     return (time.perf_counter() - start) / calls
 
 
+def _host_seconds(call: Call, device: torch.device) -> float:
+    """Host wall time of enqueueing one call on an idle device."""
+    synchronize(device)
+    start = time.perf_counter()
+    call()
+    seconds = time.perf_counter() - start
+    synchronize(device)
+    return seconds
+
+
 def reps_within(budget_s: float, seconds_each: float, low: int, high: int) -> int:
     """How many repetitions of ``seconds_each`` fit in ``budget_s``, clamped to [low, high]."""
     return max(low, min(high, int(budget_s / max(seconds_each, 1e-9))))
@@ -140,8 +166,9 @@ def reps_within(budget_s: float, seconds_each: float, low: int, high: int) -> in
 def device_time(
     call: Call, device: torch.device, reps: int, l2_flush: str = L2_FLUSHES[0]
 ) -> Timing:
-    """Device time per call: CUDA events after an L2 flush (``L2_FLUSHES``), or wall clock on
-    the CPU.
+    """Device time per call: CUDA events after an L2 flush (``L2_FLUSHES``) and a spin that
+    outlasts the call's host time (the slowest of three calls enqueued on an idle GPU), or wall
+    clock on the CPU.
 
     The caller warms ``call`` up first (compilation, caches).
     """
@@ -154,13 +181,14 @@ def device_time(
             call()
             samples.append(time.perf_counter() - start)
         return summarize(samples)
+    cycles = busy_cycles(max(_host_seconds(call, device) for _ in range(3)))
     with torch.cuda.device(device):
         events = [
             (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
             for _ in range(reps)
         ]
         for start, end in events:
-            _flush_l2_and_stay_busy(device, l2_flush)
+            _flush_l2_and_stay_busy(device, l2_flush, cycles)
             start.record()
             call()
             end.record()

@@ -61,6 +61,12 @@ def counting_calls(monkeypatch: pytest.MonkeyPatch, owner: object, name: str) ->
     return lambda: calls[0]
 
 
+def probe_cached(name: str, device: torch.device) -> bool:
+    """Whether the registry holds a probe result of ``name`` on ``device`` (either emulation
+    state)."""
+    return any(key[:2] == (name, device) for key in registry._probe_failures)
+
+
 def backend_params(device: torch.device = DEVICE, marks: tuple = ()) -> list:
     """Every backend x variant on ``device``, each with ``marks``; a backend that cannot run
     there is one parameter, skipped with the registry's reason unless it is REQUIRED (then its

@@ -106,6 +106,21 @@ def test_gate_rejects_a_wrong_kernel_and_does_not_time_it() -> None:
     assert by_name["torch"].status == "ok" and by_name["torch"].device_time_us > 0
 
 
+def test_gate_rejects_a_kernel_that_keeps_everything_but_minus_inf() -> None:
+    """The gate's logits hold +inf and NaNs where they are not kept, not only -inf."""
+
+    def keeps_nan_and_plus_inf(logits, num_sampled_tokens, out) -> None:
+        finite_looking = torch.where(logits == float("-inf"), logits, logits.nan_to_num(0.0))
+        expected = reference(finite_looking, max_num_kept=out.width)
+        for field in ("token_ids", "counts", "packed_mask"):
+            getattr(out, field).copy_(getattr(expected, field))
+
+    grid = compare.Grid((2,), (200,), ("float32",), ("sparse",), width=64)
+    config = compare.Config(grid, (), CPU, progress=False)
+    (result,) = compare.run(config, extra_backends={"nan": keeps_nan_and_plus_inf}).results
+    assert result.status == "mismatch" and "counts differs at row 0" in result.detail
+
+
 def test_gate_reports_a_crashing_kernel() -> None:
     def crash(logits, num_sampled_tokens, out) -> None:
         raise RuntimeError("boom")
@@ -160,12 +175,63 @@ def test_emulated_results_are_labelled_and_not_plotted(tmp_path: Path) -> None:
     ceiling = timing.CopyCeiling(10.0, 2, 0.2)
     report = compare.Report({"device_name": "test"}, {}, ceiling, [native, emulated])
 
+    assert native.timed and not emulated.timed
     assert compare.EMULATED_NOTE in compare.render_table(report)
     compare.write_csv(report, tmp_path / "out.csv")
     assert compare.EMULATED_NOTE in (tmp_path / "out.csv").read_text()
     pytest.importorskip("matplotlib")
+    from matplotlib.figure import Figure
+
+    figure = compare._plot_group(Figure, report, shape.dtype, shape.support, [native, emulated])
+    plotted = {line.get_label() for axis in figure.axes for line in axis.get_lines()}
+    assert "torch" in plotted and "triton" not in plotted
     (png,) = compare.write_plots(report, tmp_path)
     assert png.read_bytes().startswith(PNG_MAGIC)
+
+
+def test_figures_derive_from_the_device_time(monkeypatch) -> None:
+    """GB/s, % of the ceiling and the speedups follow exactly from a known device time."""
+    shape = compare.Shape(2, 200, "float32", "full", 64)
+    case = compare.prepare_case(shape, CPU, seed=0)
+    ceiling = timing.CopyCeiling(gbps=8.0, bytes_moved=2, median_us=0.25)
+    known = {"torch": 100.0, "fast": 10.0}
+    results = []
+    for name, time_us in known.items():
+        monkeypatch.setattr(timing, "device_time", lambda *args, t=time_us, **kw: timing.Timing(
+            t, t, t, 10))  # fmt: skip
+        candidate = (
+            compare.registry_candidate(name) if name == "torch"
+            else compare.injected_candidate(name, torch_backend.compact)
+        )  # fmt: skip
+        results.append(compare.measure(candidate, case, ceiling))
+    compare.add_speedups(results)
+    torch_result, fast = results
+    assert fast.gbps == pytest.approx(shape.minimal_bytes / 10e-6 / 1e9, rel=1e-12)
+    assert fast.pct_of_ceiling == pytest.approx(100 * fast.gbps / 8.0, rel=1e-12)
+    assert torch_result.gbps == pytest.approx(fast.gbps / 10, rel=1e-12)
+    assert fast.speedup_vs_torch == pytest.approx(10.0)
+    assert torch_result.speedup_vs_torch == pytest.approx(1.0)
+
+
+def test_the_spin_outlasts_twice_the_host_time() -> None:
+    assert timing.busy_cycles(0.0) == timing.BUSY_CYCLES
+    assert timing.busy_cycles(1e-3) == 2 * 1000 * timing.CYCLES_PER_US  # 1 ms of host time
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_host_time_before_a_launch_stays_out_of_its_device_time() -> None:
+    """A call that spends 2 ms on the host before its one launch (longer than the least spin,
+    ~0.2 ms) still measures only its kernel: the spin outlasts the call's host time."""
+    cuda = torch.device("cuda", torch.cuda.current_device())
+    counter = torch.zeros(1, device=cuda)
+
+    def slow_to_enqueue() -> None:
+        time.sleep(0.002)
+        counter.add_(1)
+
+    slow_to_enqueue()
+    assert timing.device_time(slow_to_enqueue, cuda, reps=5).median_us < 500
 
 
 def test_report_survives_its_json(tmp_path: Path) -> None:
@@ -199,6 +265,12 @@ def test_read_json_reads_plain_and_gzipped_records(tmp_path: Path) -> None:
 
 def test_default_backends_start_with_the_reference() -> None:
     assert compare.default_backends(CPU)[0] == "torch"
+
+
+def test_fewer_reps_than_the_least_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["compare", "--device", "cpu", "--no-emulate", "--quick", "--reps", "3"]
+    assert main(argv) == 2
+    assert f"--reps must be at least {compare.MIN_REPS}, got 3" in capsys.readouterr().err
 
 
 def test_unknown_backend_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:

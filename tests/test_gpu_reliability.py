@@ -40,6 +40,7 @@ from conftest import (
     backend_params,
     counting_calls,
     gpu_backend_params,
+    probe_cached,
     returns_while_the_stream_spins,
 )
 
@@ -249,9 +250,9 @@ def test_inputs_past_2_31_elements(backend: str, huge_input, record_figures) -> 
 THREADS = 8
 CALLS_PER_THREAD = 3
 KERNEL_CACHES = {
-    "triton": ("_plans", "_sm_counts"),
+    "triton": ("_plans",),
     "cupy": ("_kernels", "_plans"),
-    "numba": ("_kernels", "_plans", "_streams", "_sm_counts"),
+    "numba": ("_kernels", "_plans", "_streams"),
 }
 """Module-level caches each backend fills on first use (compiled kernels, launch plans, stream
 wrappers); Triton's JIT also keeps compiled kernels per function (`device_caches`)."""
@@ -804,9 +805,8 @@ def test_a_first_call_during_graph_capture(monkeypatch) -> None:
     poison(out)
     graph.replay()
     assert_masks_equal(out, expected)
-    assert not registry._resolved and not any(
-        key[:2] in {(name, logits.device) for name in named} for key in registry._probe_failures
-    )
+    assert not registry._resolved
+    assert not any(probe_cached(name, logits.device) for name in named)
     for name in named:  # probed now, and running natively
         assert_masks_equal(compact_sampling_mask(logits, counts, width, backend=name), expected)
     chosen = registry.backend_of(registry.resolve("auto", logits.device, logits.dtype))

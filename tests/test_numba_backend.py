@@ -23,6 +23,7 @@ from numba import cuda, types  # noqa: E402
 
 from masks.backends import scratch, tiling  # noqa: E402
 from masks.backends import torch as reference  # noqa: E402
+from masks.backends.cuda_state import sm_count  # noqa: E402
 from masks.result import SamplingMask  # noqa: E402
 from masks.testing import assert_masks_equal, make_logits  # noqa: E402
 
@@ -205,26 +206,6 @@ def test_hardware_form_matches_simulator_safe_form(run) -> None:
     np.testing.assert_array_equal(safe, hardware)
 
 
-def test_geometry_split_fills_the_gpu_and_fused_takes_many_rows() -> None:
-    sms, vocab = 132, 151_936
-    warps = nb.SPLIT_THREADS // 32
-    for num_reqs in (1, 16, 64):
-        split = nb.geometry(num_reqs, vocab, "auto", sms)
-        assert not split.fused
-        assert 1 <= split.segs_per_unit <= tiling.MAX_SEGS_PER_UNIT
-        unit_cols = split.segs_per_unit * nb.SEGMENT
-        units = split.tiles_per_row * warps
-        assert units * unit_cols >= vocab > (units - warps) * unit_cols  # no empty tile
-        if split.segs_per_unit > 1:  # units only grow while the GPU stays filled
-            assert num_reqs * split.tiles_per_row >= nb.SPLIT_TILES_PER_SM * sms
-    per_sm = max(1, nb._RESIDENT_THREADS // nb.FUSED_THREADS)
-    rows = int(np.ceil(nb.FUSED_MIN_WAVES * sms * per_sm))
-    assert nb.geometry(rows, vocab, "auto", sms).fused
-    assert not nb.geometry(rows - 1, vocab, "auto", sms).fused
-    assert not nb.geometry(10**6, 100, "split", sms).fused
-    assert nb.geometry(1, 100, "fused", sms).fused
-
-
 def _check_widths(logits, counts, widths, variant: str) -> None:
     """``variant`` on ``logits`` (and ``counts``) equals the reference at every W in ``widths``."""
     num_reqs, vocab = logits.shape
@@ -252,7 +233,7 @@ def test_multi_segment_rows(variant: str, dtype: torch.dtype, tail: int, stride:
         num_reqs, stride * vocab, supports=[40, stride * vocab], dtype=dtype, junk=True
     )
     logits = logits.to(DEVICE)[:, ::stride]
-    assert nb._wide_layout(logits) == (stride == 1)
+    assert tiling.wide_rows(logits) == (stride == 1)
     counts = torch.tensor([3, 1], dtype=torch.int32, device=DEVICE)
     _check_widths(logits, counts, (0, 17, nb.SEGMENT + 3), variant)
 
@@ -374,8 +355,8 @@ def _split_scratch() -> torch.Tensor:
 
 
 def _tiles(num_reqs: int, vocab: int) -> int:
-    sms = nb._sm_count(torch.cuda.current_device()) if HAS_GPU else 4  # the simulator's
-    return num_reqs * nb.geometry(num_reqs, vocab, "split", sms).tiles_per_row
+    sms = sm_count(torch.cuda.current_device()) if HAS_GPU else 4  # the simulator's
+    return num_reqs * nb.launch_geometry(num_reqs, vocab, "split", sms).tiles_per_row
 
 
 @needs_kernels
@@ -428,9 +409,7 @@ def _look_back_kernel(state, first, end, whole, limit, out):
     warp = cuda.threadIdx.x // 32
     shared = cuda.shared.array(0, types.int32)
     scan = shared[2 * warps + warp * SCAN_SLOTS : 2 * warps + (warp + 1) * SCAN_SLOTS]
-    kept, rounds = look_back(state, first, end, whole, limit, shared, scan)
-    out[cuda.threadIdx.x, 0] = kept
-    out[cuda.threadIdx.x, 1] = rounds
+    out[cuda.threadIdx.x] = look_back(state, first, end, whole, limit, shared, scan)
 
 
 SCAN_SLOTS = nb.SCAN_SLOTS
@@ -443,18 +422,18 @@ look_back = nb._look_back
     [(3, 140, True, 0), (3, 140, False, 10**9), (3, 140, False, 1), (3, 140, False, 0),
      (10, 11, False, 5), (0, 0, True, 0), (5, 5 + 2 * nb.SPLIT_THREADS, False, 250)],
 )  # fmt: skip
-def test_look_back_rounds_and_early_stop(first: int, end: int, whole: bool, limit: int) -> None:
+def test_look_back_sum_and_early_stop(first: int, end: int, whole: bool, limit: int) -> None:
     """Published counts ``flag - 1`` of tiles ``[first, end)``, ``blockDim`` per round (several
     rounds here), stopping after the round where the sum reaches ``limit`` unless ``whole``;
     the same answer in every thread; flags untouched."""
     threads = nb.SPLIT_THREADS
     published = (np.arange(600) * 7919 % 13).astype(np.int32)
     state = np.concatenate([[0, 0], published + 1]).astype(np.int32)
-    kept, rounds, i = 0, 0, first
+    kept, i = 0, first
     while i < end and (whole or kept < limit):
         kept += int(published[i : min(i + threads, end)].sum())
-        rounds, i = rounds + 1, i + threads
-    out = np.zeros((threads, 2), dtype=np.int64)
+        i += threads
+    out = np.zeros(threads, dtype=np.int64)
     kernel = cuda.jit(_look_back_kernel)[1, threads, 0, nb.shared_bytes(threads)]
     if nb.SIMULATED:
         kernel(state, first, end, whole, limit, out)
@@ -463,9 +442,9 @@ def test_look_back_rounds_and_early_stop(first: int, end: int, whole: bool, limi
         d_state, d_out = cuda.to_device(state), cuda.to_device(out)
         kernel(d_state, first, end, whole, limit, d_out)
         out, after = d_out.copy_to_host(), d_state.copy_to_host()
-    assert out.tolist() == [[kept, rounds]] * threads
+    assert out.tolist() == [kept] * threads
     if end - first > threads and not whole and 0 < limit < published[first:end].sum():
-        assert rounds < -(-(end - first) // threads)  # it stopped early
+        assert kept < published[first:end].sum()  # it stopped early
     np.testing.assert_array_equal(after[2:], published + 1)
 
 

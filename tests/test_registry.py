@@ -12,6 +12,7 @@ import weakref
 
 import pytest
 import torch
+from conftest import probe_cached
 
 import masks
 from masks import BackendUnavailableError, compact_sampling_mask, registry
@@ -65,12 +66,6 @@ def test_auto_on_cpu_runs_natively() -> None:
         compact_sampling_mask(logits, backend="torch").token_ids,
     )
     assert registry._auto(torch.device("cpu"))[0].name == "torch"
-
-
-def cached(name: str, device: torch.device) -> bool:
-    """Whether the registry holds a probe result of ``name`` on ``device`` (either emulation
-    state)."""
-    return any(key[:2] == (name, device) for key in registry._probe_failures)
 
 
 def assert_named(error: BaseException, backend: str) -> None:
@@ -157,7 +152,7 @@ def test_a_cached_probe_failure_holds_no_callers_tensor(
     logits = first_step()
     gc.collect()
     assert logits() is None, "the cached failure keeps the caller's logits alive"
-    assert cached("failing", torch.device("cpu"))
+    assert probe_cached("failing", torch.device("cpu"))
     with pytest.raises(BackendUnavailableError) as caught:  # still reported, with its cause
         compact_sampling_mask(torch.randn(2, 5), backend="failing")
     if failure == "probe":
@@ -186,7 +181,7 @@ def test_a_probe_that_runs_out_of_memory_raises_and_is_not_cached(
     logits = torch.randn(2, 5)
     with pytest.raises(type(error)):
         compact_sampling_mask(logits, backend="tight")
-    assert not cached("tight", torch.device("cpu"))
+    assert not probe_cached("tight", torch.device("cpu"))
     assert_masks_equal(compact_sampling_mask(logits, backend="tight"), reference(logits))
 
 
@@ -300,7 +295,7 @@ def test_auto_during_a_capture_passes_over_unprobed_backends(fresh_registry, mon
     with pytest.raises(BackendUnavailableError, match="graph is being captured"):
         registry.resolve("fast", cuda)
     assert probed == [] and not registry._resolved
-    assert not cached("fast", cuda)
+    assert not probe_cached("fast", cuda)
     capturing = False
     assert registry.resolve("auto", cuda).func is fast
     assert probed == ["fast"] and ("auto", cuda, None) in registry._resolved

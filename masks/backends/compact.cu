@@ -410,7 +410,7 @@ __device__ __forceinline__ void unit_segments(long long unit, long long segs_per
 
 // ---- Kernels ---------------------------------------------------------------------------------
 // Outputs are contiguous: mask [R, ceil(V/8)] bytes, ids [R, width] int32, counts [R] int32.
-// Every scalar parameter is 64-bit (CuPy passes Python ints as 64-bit values).
+// Every scalar parameter is 64-bit: the host fills one block of int64 values (`_Plan` in cupy.py).
 
 // split, pass 1 of one unit (a warp): its mask bytes, and the unit's kept count (all lanes).
 // An inactive row's unit zeroes its mask bytes and counts 0.

@@ -1,6 +1,6 @@
 """CuPy backend: the CUDA C kernels of ``compact.cu``, compiled with NVRTC through CuPy.
 
-Design (the one every GPU backend of masks follows):
+Design (shared with the Numba backend, which runs the same kernels in Python syntax):
 
 * Bytes: logits are read once (16-byte streaming loads when a row is contiguous and 16-byte
   aligned, scalar strided loads otherwise), the mask, ids and counts written once. Finiteness is
@@ -62,8 +62,8 @@ Design (the one every GPU backend of masks follows):
   made sparse rows 1.3% faster) took 4-6% longer than the regrouped one on dense bf16 rows and
   1-4% longer on sparse ones (s9 run 5).
 * ``auto`` picks ``fused`` once the rows fill half a wave of resident ``fused`` blocks
-  (`FUSED_MIN_WAVES`; R >= the SM count at two blocks of 512 threads per SM), using the SM count
-  read once per device.
+  (`tiling.FUSED_MIN_WAVES`, shared with Numba; R >= the SM count at two blocks of 512 threads
+  per SM), using the SM count read once per device.
 
 Host side: kernels are compiled once per (device, dtype) behind a lock. A call shape's first
 call makes its launch plan (`_Plan`): kernel, grid, block and a parameter block of 64-bit
@@ -79,7 +79,6 @@ so a call never synchronises.
 from __future__ import annotations
 
 import ctypes
-import math
 import threading
 from importlib import resources
 
@@ -87,14 +86,16 @@ import cupy
 import torch
 
 from masks.backends import scratch
+from masks.backends.cuda_state import raw_stream, sm_count
 from masks.backends.plans import call_shape, remember
-from masks.backends.tiling import split_tiling
+from masks.backends.tiling import geometry, wide_rows
 from masks.result import SamplingMask
 
 VARIANTS = ("auto", "split", "fused")
 
-# Tuning knobs, read when a (device, dtype) is first compiled (a tuning script that changes
-# one must clear `_kernels` and `_plans`, whose launches copy the values).
+# Tuning knobs: the block sizes are compiled into a (device, dtype)'s kernels, the tiles per SM
+# read by a shape's first call (a tuning script that changes one must clear `_kernels` and
+# `_plans`, whose launches copy the values).
 SPLIT_THREADS = 128
 """Threads of a split tile: ``SPLIT_THREADS / 32`` units, one per warp."""
 FUSED_THREADS = 512
@@ -103,9 +104,6 @@ SPLIT_TILES_PER_SM = 2
 """split: the longest unit (`masks.backends.tiling`) leaving at least
 this many tiles per SM (H200, V=151936 fp32, full rows: 2 gave 9.2/10.1/11.8 us at R=1/4/16,
 4 gave 9.2/9.7/12.3, 8 gave 9.1/9.8/13.6; benchmarks/tune.py)."""
-FUSED_MIN_WAVES = 0.5
-"""auto: fused once the rows fill this many waves of resident fused blocks (H200, R=256: fused
-74% of the copy ceiling against split 66% for fp32, 62% against 52% for bf16)."""
 
 _TYPE_NAMES = {
     torch.float32: "F32",
@@ -114,7 +112,6 @@ _TYPE_NAMES = {
     torch.float64: "F64",
 }
 _OPTIONS = ("-std=c++17",)
-_RESIDENT_THREADS = 1024  # per SM: the kernels ask for 64 registers a thread (min_blocks)
 
 
 def kernel_names(type_name: str) -> dict[str, str]:
@@ -133,17 +130,10 @@ def source() -> str:
 
 
 class _Kernels:
-    """Compiled kernels of one (device, dtype) and the shape thresholds of that device."""
+    """Compiled kernels of one (device, dtype), the block sizes they were compiled for, and the
+    device's SM count."""
 
-    __slots__ = (
-        "fused",
-        "fused_min_rows",
-        "fused_threads",
-        "itemsize",
-        "split",
-        "split_threads",
-        "target_tiles",
-    )
+    __slots__ = ("fused", "sm_count", "split", "threads")
 
     def __init__(self, index: int, dtype: torch.dtype) -> None:
         names = kernel_names(_TYPE_NAMES[dtype])
@@ -153,15 +143,10 @@ class _Kernels:
             )
             # `.kernel` compiles (or loads from CuPy's cache) for the current device.
             functions = {key: module.get_function(name).kernel for key, name in names.items()}
-            sm_count = cupy.cuda.runtime.getDeviceProperties(index)["multiProcessorCount"]
         self.split = (functions["split:strided"], functions["split:vec"])
         self.fused = (functions["fused:strided"], functions["fused:vec"])
-        self.itemsize = torch.empty((), dtype=dtype).element_size()
-        self.split_threads, self.fused_threads = SPLIT_THREADS, FUSED_THREADS
-        self.target_tiles = SPLIT_TILES_PER_SM * sm_count
-        self.fused_min_rows = math.ceil(
-            FUSED_MIN_WAVES * sm_count * max(1, _RESIDENT_THREADS // FUSED_THREADS)
-        )
+        self.threads = (FUSED_THREADS, SPLIT_THREADS)
+        self.sm_count = sm_count(index)
 
 
 _lock = threading.Lock()
@@ -169,7 +154,6 @@ _kernels: dict[tuple[int, torch.dtype], _Kernels] = {}
 _thread = threading.local()
 _get_device = cupy.cuda.runtime.getDevice
 _launch_kernel = cupy.cuda.driver.launchKernel
-_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
 
 
 def _load(index: int, dtype: torch.dtype) -> _Kernels:
@@ -178,13 +162,6 @@ def _load(index: int, dtype: torch.dtype) -> _Kernels:
         if kernels is None:
             kernels = _kernels[(index, dtype)] = _Kernels(index, dtype)
     return kernels
-
-
-def _current_stream(index: int) -> int:
-    """The raw pointer of torch's current stream on device ``index``."""
-    if _raw_stream is not None:
-        return _raw_stream(index)
-    return torch.cuda.current_stream(index).cuda_stream
 
 
 def unavailable_reason(device: torch.device) -> str | None:
@@ -237,7 +214,7 @@ class _Plan:
     def launch(self, pointers: tuple, index: int, device: torch.device) -> None:
         """Queue the kernel on torch's current stream of device ``index`` (the current device);
         ``split`` holds the stream's zeroed scratch until it is queued."""
-        stream = _current_stream(index)
+        stream = raw_stream(index)
         if not self.scratch_size:
             self._enqueue(pointers, stream)
             return
@@ -311,26 +288,22 @@ def _make_plan(
     kernels = _kernels.get((index, logits.dtype)) or _load(index, logits.dtype)
     num_reqs, num_cols = logits.shape
     row_stride, col_stride = logits.stride()
-    row_bytes = row_stride * kernels.itemsize if num_reqs > 1 else 0
-    vec = int(col_stride == 1 and (logits.data_ptr() | row_bytes) % 16 == 0)
+    vec = int(wide_rows(logits) and logits.data_ptr() % 16 == 0)
     if num_sampled_tokens is None:
         counts_in = (0, 0)
     else:
         counts_in = (int(num_sampled_tokens.dtype == torch.int64), num_sampled_tokens.stride(0))
     scalars = (row_stride, col_stride, num_cols, *counts_in, out.token_ids.shape[1])
-    if variant == "auto":
-        variant = "fused" if num_reqs >= kernels.fused_min_rows else "split"
-    if variant == "fused":
-        plan = _Plan(kernels.fused[vec], num_reqs, kernels.fused_threads, scalars, 0)
+    shape = geometry(
+        num_reqs, num_cols, variant, kernels.sm_count, kernels.threads, SPLIT_TILES_PER_SM
+    )
+    fused_threads, split_threads = kernels.threads
+    if shape.fused:
+        plan = _Plan(kernels.fused[vec], num_reqs, fused_threads, scalars, 0)
     else:
-        threads = kernels.split_threads
-        tiles_per_row, segs_per_unit = split_tiling(
-            num_reqs, num_cols, kernels.target_tiles, threads // 32
-        )
-        tiles = num_reqs * tiles_per_row
+        tiles = num_reqs * shape.tiles_per_row
         # Ticket, done counter and one flag per tile: zero before and after every launch.
-        plan = _Plan(
-            kernels.split[vec], tiles, threads, (*scalars, tiles_per_row, segs_per_unit), 2 + tiles
-        )
+        split_scalars = (*scalars, shape.tiles_per_row, shape.segs_per_unit)
+        plan = _Plan(kernels.split[vec], tiles, split_threads, split_scalars, 2 + tiles)
     with _lock:
         return remember(_plans, key, plan)

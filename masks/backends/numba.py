@@ -71,7 +71,7 @@ Kernels (the layout of masks/backends/compact.cu, whose design notes are in cupy
     tile) is the stream's zeroed scratch (`masks.backends.scratch`): the block whose
     ``atomicAdd(state[1], 1)`` (after its last flag read) returns ``tiles - 1`` resets it to
     zero once it has ranked, so no call pays a memset and no block waits for the counter.
-    ``auto`` picks ``fused`` once the rows fill `FUSED_MIN_WAVES` waves of resident fused
+    ``auto`` picks ``fused`` once the rows fill `tiling.FUSED_MIN_WAVES` waves of resident fused
     blocks (SM count read once per device). Both kernels are generated per element size
     (`_dtype_kernels`: unroll and word layout are compile-time constants); the exponent is a
     parameter, so fp16 and bf16 share kernels.
@@ -134,8 +134,9 @@ from numba import cuda, types
 from numba.cuda.extending import intrinsic
 
 from masks.backends import scratch as stream_scratch
+from masks.backends.cuda_state import current_device, raw_stream, sm_count
 from masks.backends.plans import call_shape, remember
-from masks.backends.tiling import SEGMENT, split_tiling
+from masks.backends.tiling import RESIDENT_THREADS, SEGMENT, Geometry, geometry, wide_rows
 from masks.result import SamplingMask
 
 VARIANTS = ("auto", "split", "fused")
@@ -175,10 +176,6 @@ SPLIT_TILES_PER_SM = 2
 """`split`: the longest unit (`masks.backends.tiling`) that leaves at
 least this many tiles per SM (H200, V=151936 fp32, dense rows: 2 gave 9.7/10.1/12.4 us at
 R=1/4/16, 4 gave 9.7/12.0/13.0, 8 gave 9.6/11.9/16.9; benchmarks/tune.py)."""
-FUSED_MIN_WAVES = 0.5
-"""`auto` runs `fused` once the rows fill this many waves of resident fused blocks."""
-_RESIDENT_THREADS = 1024
-"""Per SM: every kernel is compiled for 1024 / threads resident blocks (64 registers)."""
 FUSED_LANE_WORDS = 4
 """Pass 2 of ``fused``: 32-bit mask words per lane and step (``split``: 1)."""
 RANK_STEPS = 1 if SIMULATED else 4
@@ -234,7 +231,7 @@ def _jit_kernel(function, threads: int):
     """``cuda.jit`` with launch bounds asking for 1024 / threads resident blocks per SM."""
     if SIMULATED:  # the simulator's jit takes no launch bounds
         return cuda.jit(function)
-    return cuda.jit(function, launch_bounds=(threads, max(1, _RESIDENT_THREADS // threads)))
+    return cuda.jit(function, launch_bounds=(threads, max(1, RESIDENT_THREADS // threads)))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -481,24 +478,6 @@ def _mask_word(mask, mask_words, mask_align, mask_row, b, end):
     return word
 
 
-@cuda.jit(device=True)
-def _emit_ids(word, rank, col, width, ids, id_row):
-    """Ids ``col + i`` of the set bits i of ``word`` to the row's slots ``rank, ... < width``."""
-    while word != 0 and rank < width:
-        ids[id_row + rank] = col + cuda.ffs(word) - 1
-        rank += 1
-        word = types.uint32(word & (word - types.uint32(1)))
-
-
-@cuda.jit(device=True)
-def _fill_consecutive(rank, col, cols, width, ids, id_row, lane):
-    """Warp call: slots ``rank .. rank + cols - 1`` (< width) get columns ``col ..``, one
-    coalesced store per lane and 32 slots (a full step would cost cols / 32 scattered stores a
-    lane)."""
-    for i in range(lane, min(cols, width - rank), 32):
-        ids[id_row + rank + i] = col + i
-
-
 if SIMULATED:
 
     def pointer_at(base, offset):
@@ -510,8 +489,9 @@ else:
     @intrinsic
     def pointer_at(typingctx, base, offset):
         """``&base[offset]`` (``base`` a pointer or an array, such as a shared one) as a
-        generic pointer: `fused`'s pass 1 writes ids through one pointer to either the row's
-        slots or shared memory (CUDA C's ``IdSink``), so its loop is compiled once."""
+        generic pointer: ids are written through one 32-bit-indexed pointer, to the row's slots
+        or (`fused`'s pass 1) to shared memory (CUDA C's ``IdSink``), so each loop is compiled
+        once."""
         result = types.CPointer(base.dtype)
 
         def codegen(context, builder, signature, args):
@@ -525,9 +505,10 @@ else:
 
 
 @cuda.jit(device=True)
-def _sink_ids(word, rank, col, cap, sink):
-    """32-bit `_emit_ids` (``fused``'s pass 1): ids ``col + i`` of the set bits i of ``word``
-    to ``sink[rank]``, ``sink[rank + 1]``, ... below ``cap`` (all uint32)."""
+def _emit_ids(word, rank, col, cap, sink):
+    """Ids ``col + i`` of the set bits i of ``word`` to ``sink[rank]``, ``sink[rank + 1]``, ...
+    below ``cap`` (all uint32: numba widens Python ints to int64, and 64-bit ranks tripled
+    ``fused``'s ranking loop)."""
     while word != types.uint32(0) and rank < cap:
         sink[rank] = types.int32(col + types.uint32(cuda.ffs(word)) - types.uint32(1))
         rank = types.uint32(rank + types.uint32(1))
@@ -535,13 +516,14 @@ def _sink_ids(word, rank, col, cap, sink):
 
 
 @cuda.jit(device=True)
-def _sink_run(rank, col, cols, cap, sink, lane):
-    """Warp call, 32-bit `_fill_consecutive` of a run of kept columns: ``sink[rank + i] = col +
-    i`` for i < ``cols`` and rank + i < cap, one coalesced store per lane and 32 slots."""
-    i = lane
-    while i < cols and types.uint32(rank + i) < cap:
-        sink[types.uint32(rank + i)] = types.int32(col + i)
-        i = types.uint32(i + types.uint32(32))
+def _fill_consecutive(rank, col, cols, cap, sink, lane):
+    """Warp call for a run of kept columns: ``sink[rank + i] = col + i`` for i < ``cols`` and
+    rank + i < cap (rank < cap), one coalesced store per lane and 32 slots (a full step would
+    otherwise cost cols / 32 scattered stores per lane). A loop bounded once: tested per store
+    in 32 bits, `split`'s full rows took 3-8% more time at R = 16-64 on the H200
+    (results/h200-2026-12-04-s4 runs 1-2)."""
+    for i in range(lane, min(cols, cap - rank), 32):
+        sink[rank + i] = col + i
 
 
 def _rank_bytes(count: int):
@@ -599,14 +581,14 @@ def _rank_bytes(count: int):
         before, total = warp_scan(kept, lane, scan)
         total = types.uint32(total)
         if total == run:
-            _sink_run(ranked, seg_col, run, cap, sink, lane)
+            _fill_consecutive(ranked, seg_col, run, cap, sink, lane)
         else:
             rank = types.uint32(ranked + types.uint32(before))
             col = types.uint32(seg_col + lane_cols * lane)
-            _sink_ids(low, rank, col, cap, sink)
+            _emit_ids(low, rank, col, cap, sink)
             if count == 8:  # two 32-bit halves: the simulator's ffs is 32-bit
                 rank = types.uint32(rank + low_kept)
-                _sink_ids(high, rank, types.uint32(col + types.uint32(32)), cap, sink)
+                _emit_ids(high, rank, types.uint32(col + types.uint32(32)), cap, sink)
         return types.uint32(ranked + total)
 
     return rank_bytes
@@ -631,6 +613,8 @@ def _rank_range(
     """
     step_bytes = 128 * lane_words
     words = cuda.local.array(RANK_WORDS, types.uint32)
+    sink = pointer_at(ids, id_row)
+    cap = types.uint32(width)
     b = begin
     while b < end and ranked < limit:
         for k in range(RANK_STEPS):
@@ -655,14 +639,15 @@ def _rank_range(
                 before, total = warp_scan(count, lane, scan)
                 first = b + step_bytes * k
                 if total == 8 * step_bytes:  # every word full (warp-uniform): consecutive ids
-                    _fill_consecutive(ranked, 8 * first, 8 * step_bytes, width, ids, id_row, lane)
+                    rank, col = types.uint32(ranked), types.uint32(8 * first)
+                    _fill_consecutive(rank, col, types.uint32(8 * step_bytes), cap, sink, lane)
                 else:
-                    rank = ranked + before
+                    rank = types.uint32(ranked + before)
                     for i in range(lane_words):
                         word = words[lane_words * k + i]
-                        col = 8 * (first + 4 * (lane_words * lane + i))
-                        _emit_ids(word, rank, col, width, ids, id_row)
-                        rank += cuda.popc(word)
+                        col = types.uint32(8 * (first + 4 * (lane_words * lane + i)))
+                        _emit_ids(word, rank, col, cap, sink)
+                        rank = types.uint32(rank + types.uint32(cuda.popc(word)))
                 ranked += total
         b += step_bytes * RANK_STEPS
 
@@ -711,8 +696,8 @@ else:  # `cuda.atomic` is typed for arrays only: an array over the pointer (no c
 
 @cuda.jit(device=True)
 def _look_back(state, first, end, whole, limit, shared, scan):
-    """Block call (``split``): ``(kept, rounds)``, ``kept`` = the sum over the tiles
-    ``first <= i < end`` of their published counts ``state[2 + i] - 1``.
+    """Block call (``split``): the sum over the tiles ``first <= i < end`` of their published
+    counts ``state[2 + i] - 1``.
 
     Each round reads ``blockDim`` flags, one per thread, by atomics until non-zero (a plain load
     may be hoisted out of the loop and spin forever); the rounds stop once ``kept`` reaches
@@ -746,7 +731,7 @@ def _look_back(state, first, end, whole, limit, shared, scan):
             kept += shared[half + w]
         rounds += 1
         i += threads
-    return kept, rounds
+    return kept
 
 
 @cuda.jit(device=True)
@@ -1110,7 +1095,7 @@ def _dtype_kernels(itemsize: int) -> dict:
         whole = last and not _is_inactive(num_sampled, has_num_sampled, num_sampled_stride, row)
         prefix = _look_back(
             state, row * tiles_per_row, ticket, whole, width if total > 0 else 0, shared, scan
-        )[0]
+        )
         done = 0
         if tid == 0:  # after the block's last flag read (the look-back's last barrier)
             cuda.threadfence()  # release: the block's ticket, flag and reads before its count
@@ -1161,25 +1146,11 @@ def _signatures(itemsize: int, count_type) -> dict:
 # ---------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Geometry:
-    """How one shape is launched: ``fused`` (grid = rows) or ``split`` (grid = rows x tiles)."""
-
-    fused: bool
-    tiles_per_row: int
-    segs_per_unit: int
-    """`split`: segments of a warp's unit (``fused`` splits the row in the kernel)."""
-
-
-def geometry(num_reqs: int, vocab: int, variant: str, sm_count: int) -> Geometry:
-    """Pick the variant for ``auto`` and the ``split`` tiling by shape."""
-    resident = sm_count * max(1, _RESIDENT_THREADS // FUSED_THREADS)
-    if variant == "fused" or (
-        variant == "auto" and num_reqs >= math.ceil(FUSED_MIN_WAVES * resident)
-    ):
-        return Geometry(True, 1, 0)
-    target = SPLIT_TILES_PER_SM * sm_count
-    return Geometry(False, *split_tiling(num_reqs, vocab, target, SPLIT_THREADS // 32))
+def launch_geometry(num_reqs: int, vocab: int, variant: str, sms: int) -> Geometry:
+    """The variant ``auto`` runs for this shape on ``sms`` SMs and ``split``'s tiling, with this
+    module's block sizes and tiles per SM (`masks.backends.tiling.geometry`, as CuPy's)."""
+    threads = (FUSED_THREADS, SPLIT_THREADS)
+    return geometry(num_reqs, vocab, variant, sms, threads, SPLIT_TILES_PER_SM)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1208,23 +1179,11 @@ def compact(
     if SIMULATED:
         _compact_simulated(logits, num_sampled_tokens, out, variant)
         return
-    device = logits.device.index
-    if device is None:
-        device = _current_device()
-    key = (device, variant, *call_shape(logits, num_sampled_tokens, out))
+    key = (logits.get_device(), variant, *call_shape(logits, num_sampled_tokens, out))
     plan = _plans.get(key)
     if plan is None:
         plan = _make_plan(key, logits, num_sampled_tokens, out, variant)
     plan.run(logits, num_sampled_tokens, out)
-
-
-def _wide_layout(logits: torch.Tensor) -> bool:
-    """Rows contiguous with a 16-byte aligned stride: read by 16-byte loads when the start is
-    16-byte aligned too."""
-    num_reqs, _ = logits.shape
-    row_stride, col_stride = logits.stride()
-    row_bytes = row_stride * logits.element_size() if num_reqs > 1 else 0
-    return col_stride == 1 and row_bytes % 16 == 0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1233,21 +1192,9 @@ def _wide_layout(logits: torch.Tensor) -> bool:
 
 _lock = threading.RLock()
 _kernels: dict[tuple, object] = {}
-_sm_counts: dict[int, int] = {}
 _streams: dict[tuple[int, int], object] = {}
 _plans: dict[tuple, _Plan] = {}
 _thread = threading.local()
-
-try:  # the raw stream pointer without building a torch.cuda.Stream object (~1 us less)
-    _raw_stream = torch._C._cuda_getCurrentRawStream
-except AttributeError:  # pragma: no cover - older/newer torch
-
-    def _raw_stream(device: int) -> int:
-        return torch.cuda.current_stream(device).cuda_stream
-
-
-# torch's current CUDA device without `torch.cuda.current_device`'s Python layers (per call).
-_current_device = getattr(torch._C, "_cuda_getDevice", torch.cuda.current_device)
 
 
 def _kernel(name: str, device: int, itemsize: int, count_type):
@@ -1279,15 +1226,6 @@ def _stream(device: int, pointer: int):
     return stream
 
 
-def _sm_count(device: int) -> int:
-    count = _sm_counts.get(device)
-    if count is None:
-        count = _sm_counts.setdefault(
-            device, torch.cuda.get_device_properties(device).multi_processor_count
-        )
-    return count
-
-
 @dataclass
 class _Plan:
     """Everything a shape needs except the data pointers and the stream."""
@@ -1312,7 +1250,7 @@ class _Plan:
 
     def run(self, logits, num_sampled_tokens, out) -> None:
         device = self.device
-        if _current_device() != device:  # multi-GPU: torch's guard makes the device current
+        if current_device() != device:  # multi-GPU: torch's guard makes the device current
             with torch.cuda.device(device):  # (binding its primary context), then restores
                 self._launch(logits, num_sampled_tokens, out)
             return
@@ -1322,7 +1260,7 @@ class _Plan:
         self._launch(logits, num_sampled_tokens, out)
 
     def _launch(self, logits, num_sampled_tokens, out) -> None:
-        pointer = _raw_stream(self.device)
+        pointer = raw_stream(self.device)
         stream = _stream(self.device, pointer)
         address = logits.data_ptr()
         counts_ptr = 0 if num_sampled_tokens is None else num_sampled_tokens.data_ptr()
@@ -1382,7 +1320,7 @@ def _make_plan(key, logits, num_sampled_tokens, out, variant) -> _Plan:
         types.int32 if num_sampled_tokens is None else _NUMBA_COUNTS[num_sampled_tokens.dtype]
     )
     num_reqs, vocab = logits.shape
-    shape = geometry(num_reqs, vocab, variant, _sm_count(device))
+    shape = launch_geometry(num_reqs, vocab, variant, sm_count(device))
     variant, threads = ("fused", FUSED_THREADS) if shape.fused else ("split", SPLIT_THREADS)
     grid = num_reqs * shape.tiles_per_row
     plan = _Plan(
@@ -1393,7 +1331,7 @@ def _make_plan(key, logits, num_sampled_tokens, out, variant) -> _Plan:
             grid=grid, block=threads, shmem_size=shared_bytes(threads, staged=shape.fused)
         ),
         head=(*logits.stride(), exponent),
-        wide_layout=_wide_layout(logits),
+        wide_layout=wide_rows(logits),
         counts=(0, 0) if num_sampled_tokens is None else (1, num_sampled_tokens.stride(0)),
         vocab=vocab,
         width=out.width,
@@ -1426,7 +1364,7 @@ def _compact_simulated(logits, num_sampled_tokens, out, variant) -> None:
     itemsize, exponent = _FLOATS[logits.dtype]
     elements = _flat(logits.view(_TORCH_INTS[itemsize])).view(_NUMPY_UINTS[itemsize])
     words = elements.view(np.uint8)[: elements.nbytes // 8 * 8].view(np.uint64)
-    wide = int(_wide_layout(logits) and logits.data_ptr() % 16 == 0)
+    wide = int(wide_rows(logits) and logits.data_ptr() % 16 == 0)
     num_reqs, vocab = logits.shape
     if num_sampled_tokens is None:
         counts_in = (np.zeros(1, dtype=np.int32), 0, 0)
@@ -1436,7 +1374,7 @@ def _compact_simulated(logits, num_sampled_tokens, out, variant) -> None:
     counts = out.counts.numpy()
     mask = out.packed_mask.view(-1).numpy()
     width, num_bytes = out.width, out.packed_mask.shape[1]
-    shape = geometry(num_reqs, vocab, variant, sm_count=4)  # a few tiles per row, as on a GPU
+    shape = launch_geometry(num_reqs, vocab, variant, 4)  # a few tiles per row, as on a GPU
     # The simulator copies each array argument in and out of a launch, so a uint32 view of the
     # mask would not see the same launch's byte stores (and its copy back would undo them):
     # the kernels rank from bytes here (alignment 1; the word paths run on a GPU).

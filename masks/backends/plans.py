@@ -1,9 +1,12 @@
 """The launch plans of the GPU backends: what a plan depends on, and how many are kept.
 
-Triton, CuPy and Numba each keep one launch plan per call shape (kernel, grid, every argument
-but the pointers), so a repeated shape only reads its pointers; all three key the plan by
-`call_shape`, plus what their own launch also depends on (device, variant, pointer alignment),
-and store it with `remember`.
+Triton, CuPy and Numba each keep one launch plan per call shape (kernel, grid, the arguments
+that are not pointers), so a repeated shape only reads its pointers; all three key the plan by
+`call_shape`, the device and the variant, and store it with `remember`. Pointer alignment,
+which picks load paths, is handled per backend: CuPy keys the logits' 16-byte alignment,
+Triton plans only calls whose pointers are all 16-byte aligned (the others go through its JIT,
+which specialises on alignment), and Numba's plan derives the alignment arguments from each
+call's pointers.
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 Vectorized over rows (no Python loop over requests) and free of host synchronisation and
 host-to-device copies, so it also runs on CUDA, inside CUDA graphs too. Rows are processed in
-chunks so the `[rows, V]` temporaries stay bounded (R=1024, V=262144 fp32 fits a 24 GB CPU
-machine).
+chunks of at most 2**25 logits (one row where a row is longer), so the `[rows, V]` temporaries
+do not grow with R (R=1024, V=262144 fp32 fits a 24 GB CPU machine).
 """
 
 from __future__ import annotations

@@ -115,6 +115,7 @@ import triton
 import triton.language as tl
 
 from masks.backends import scratch
+from masks.backends.cuda_state import current_device, raw_stream, sm_count
 from masks.backends.plans import call_shape, remember
 from masks.result import SamplingMask
 
@@ -208,15 +209,11 @@ _TILES_BLOCK = 256
 """Flags a `split` tile reads per step of its look-back."""
 
 _launch_lock = threading.Lock()
-_sm_counts: dict[int, int] = {}
 _plans: dict[tuple, _Plan] = {}
 """Launch per call key (`_call_key`), made by the key's first launch through the JIT."""
 _RAW_LAUNCHER = triton.__version__.startswith("3.6.")
 """Whether `_Plan` may call Triton's C launcher directly: its arguments are those of triton
 3.6's (backends/nvidia/driver.py, the H200 image's version; 3.8 changed them)."""
-_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-_current_device = getattr(torch._C, "_cuda_getDevice", torch.cuda.current_device)
-"""torch's current CUDA device, without `torch.cuda.current_device`'s Python layers (per call)."""
 
 
 def unavailable_reason(device: torch.device) -> str | None:
@@ -895,15 +892,7 @@ def _rowwise_kernel(
 
 def _sm_count(device: torch.device) -> int:
     """Number of SMs of a CUDA device (read once per device), or a fixed stand-in on the CPU."""
-    if device.type != "cuda":
-        return _CPU_SM_COUNT
-    index = device.index if device.index is not None else torch.cuda.current_device()
-    count = _sm_counts.get(index)
-    if count is None:
-        count = _sm_counts.setdefault(
-            index, torch.cuda.get_device_properties(index).multi_processor_count
-        )
-    return count
+    return sm_count(device.index) if device.type == "cuda" else _CPU_SM_COUNT
 
 
 @functools.lru_cache(maxsize=1024)
@@ -982,7 +971,7 @@ class _Plan:
     def launch(self, pointers: tuple, device: torch.device) -> None:
         """Queue the kernel on the current stream of ``device`` (the current device); ``split``
         holds the stream's zeroed scratch until it is queued."""
-        stream = _raw_stream(device.index)
+        stream = raw_stream(device.index)
         if not self.scratch_size:
             self.enqueue(*self.grid, stream, *self.head, *pointers, *self.tail)
             return
@@ -1015,10 +1004,9 @@ def _launch(
     constexprs: dict,
     call_key: tuple | None,
     scratch_size: int = 0,
-):
-    """Launch through Triton's JIT, which compiles on a specialisation's first launch, keep the
-    launch as the call key's `_Plan` (no key: the interpreter, an unaligned pointer) and return
-    the CompiledKernel (``None`` in the interpreter).
+) -> None:
+    """Launch through Triton's JIT, which compiles on a specialisation's first launch, and keep
+    the launch as the call key's `_Plan` (no key: the interpreter, an unaligned pointer).
 
     Under a lock: the JIT's cache fills (and the interpreter's global patching) are not
     guaranteed thread safe. `tensors` are the kernel's pointer arguments (`_data_pointers`'
@@ -1033,16 +1021,14 @@ def _launch(
         remember(
             _plans, call_key, _Plan(compiled, grid, (*scalars, *constexprs.values()), scratch_size)
         )
-    return compiled
 
 
 def _stream_scratch(device: torch.device) -> scratch.StreamScratch:
     """The current stream's reused zeroed scratch (one per CPU for the interpreter): ``split``'s
-    state, zero between calls. An index-less CUDA device means the current one."""
+    state, zero between calls."""
     if device.type != "cuda":
         return scratch.for_stream(-1, 0)
-    index = device.index if device.index is not None else _current_device()
-    return scratch.for_stream(index, _raw_stream(index))
+    return scratch.for_stream(device.index, raw_stream(device.index))
 
 
 def _fused_min_rows(device: torch.device) -> int:
@@ -1100,7 +1086,7 @@ def compact(
     device = logits.device
     call_key = None
     if device.type == "cuda":
-        if device.index != _current_device():
+        if device.index != current_device():
             with torch.cuda.device(device):  # Triton launches on the *current* device
                 compact(logits, num_sampled_tokens, out, variant)
             return
