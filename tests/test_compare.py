@@ -197,8 +197,8 @@ def test_figures_derive_from_the_device_time(monkeypatch) -> None:
     known = {"torch": 100.0, "fast": 10.0}
     results = []
     for name, time_us in known.items():
-        monkeypatch.setattr(timing, "device_time", lambda *args, t=time_us, **kw: timing.Timing(
-            t, t, t, 10))  # fmt: skip
+        fixed = timing.Timing(time_us, time_us, time_us, 10)
+        monkeypatch.setattr(timing, "device_time", lambda *args, fixed=fixed, **kwargs: fixed)
         candidate = (
             compare.registry_candidate(name) if name == "torch"
             else compare.injected_candidate(name, torch_backend.compact)

@@ -519,9 +519,9 @@ def _emit_ids(word, rank, col, cap, sink):
 def _fill_consecutive(rank, col, cols, cap, sink, lane):
     """Warp call for a run of kept columns: ``sink[rank + i] = col + i`` for i < ``cols`` and
     rank + i < cap (rank < cap), one coalesced store per lane and 32 slots (a full step would
-    otherwise cost cols / 32 scattered stores per lane). A loop bounded once: tested per store
-    in 32 bits, `split`'s full rows took 3-8% more time at R = 16-64 on the H200
-    (results/h200-2026-12-04-s4 runs 1-2)."""
+    otherwise cost cols / 32 scattered stores per lane). A loop bounded once: with the bound
+    tested per store in 32 bits, `split`'s full rows took 1-9% more time at R = 64 and at R = 16,
+    V = 151936 on the H200 (results/h200-2026-12-04-s4 runs 1-2)."""
     for i in range(lane, min(cols, cap - rank), 32):
         sink[rank + i] = col + i
 
