@@ -62,7 +62,8 @@ def _spread(values: list[float]) -> str:
 def _complete(report: dict, results: list[dict]) -> bool:
     """Whether a backend's timed ``results`` hold every cell its targets name, at `WIDTH`, in a
     run that was not stopped: (a) some R >= 256 for each V of `LARGE_VOCABS`, dtype and support;
-    (b) each R of `SMALL_BATCHES` at `SMALL_VOCAB`, fp32, every support; (c) an R = 1 shape."""
+    (b) each R of `SMALL_BATCHES` at `SMALL_VOCAB`, fp32, every support, whose R = 1 cells also
+    give (c) its dispatch figures."""
     cells = {
         (r["num_reqs"], r["vocab_size"], r["dtype"], r["support"])
         for r in results
