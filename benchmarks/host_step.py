@@ -11,6 +11,9 @@ each start):
 - ``old``: vLLM's first path: copy only the bitmask, then `np.unpackbits` + `np.nonzero` over the
   whole batch.
 
+On CUDA it also records ``csr_peak_mb``: the device memory `to_csr` takes on top of the mask
+(its scratch and the ids' staging; rows wider than W are decoded in bounded chunks).
+
 Run: ``python benchmarks/host_step.py --out host_step.json`` (CUDA if present, else CPU).
 """
 
@@ -60,6 +63,16 @@ def csr_path(logits: torch.Tensor, backend: str) -> tuple[np.ndarray, np.ndarray
 PATHS: dict[str, Callable] = {"csr": csr_path, "seed": seed_path, "old": old_path}
 
 
+def csr_peak_mb(logits: torch.Tensor, backend: str) -> float:
+    """Device memory that `to_csr` allocates beyond the mask it starts from, at its peak."""
+    mask = compact_sampling_mask(logits, max_num_kept=WIDTH, backend=backend)
+    torch.cuda.synchronize()
+    before = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    mask.to_csr()
+    return (torch.cuda.max_memory_allocated() - before) / 2**20
+
+
 def median_ms(fn: Callable[[], object], device: torch.device, repeats: int) -> float:
     times = []
     for _ in range(repeats):
@@ -97,10 +110,14 @@ def main() -> None:
             repeats = args.repeats if name == "csr" or support != "full" else 3
             call = functools.partial(path, logits, args.backend)
             row[f"{name}_ms"] = median_ms(call, device, repeats)
+        peak = ""
+        if device.type == "cuda":
+            row["csr_peak_mb"] = csr_peak_mb(logits, args.backend)
+            peak = f"  csr peak {row['csr_peak_mb']:8.1f} MB"
         rows.append(row)
         print(
             f"R={num_reqs:5d} V={vocab:6d} {support_name:8s}  csr {row['csr_ms']:8.3f} ms  "
-            f"seed {row['seed_ms']:8.3f} ms  old {row['old_ms']:8.3f} ms",
+            f"seed {row['seed_ms']:8.3f} ms  old {row['old_ms']:8.3f} ms{peak}",
             flush=True,
         )
     report = {

@@ -7,7 +7,15 @@ others), so nothing `[R, V]`-sized is built unless such rows exist.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
+
+DECODE_CHUNK_COLUMNS = 1 << 24
+"""Bitmask columns decoded at once (`row_chunks`): a decode's scratch, tens of bytes per kept id
+(its bits, then `nonzero`'s int64 rows and columns and, on the device, the ids' slots), stays
+under about 1 GB however many rows are wider than W. Unchunked, 512 full rows of V = 151936
+would need several GB: an RL batch sampled without top-k, beside a serving engine's KV cache."""
 
 
 def group_positions(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -22,6 +30,13 @@ def csr_offsets(counts: np.ndarray) -> np.ndarray:
     offsets = np.zeros(counts.shape[0] + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
     return offsets
+
+
+def row_chunks(num_rows: int, vocab_size: int) -> Iterator[slice]:
+    """Consecutive slices of ``range(num_rows)`` of at most `DECODE_CHUNK_COLUMNS` columns each
+    (one row at least): a loop over bounded chunks, never over rows."""
+    step = max(1, DECODE_CHUNK_COLUMNS // max(1, vocab_size))
+    return (slice(start, start + step) for start in range(0, num_rows, step))
 
 
 def decode_packed_rows(packed_rows: np.ndarray, vocab_size: int) -> tuple[np.ndarray, np.ndarray]:
@@ -58,8 +73,10 @@ def build_csr(
     ids[group_positions(offsets[:-1], narrow_counts)] = np.take(
         flat_ids, group_positions(row_starts, narrow_counts)
     )
-    _, columns = decode_packed_rows(wide_packed, vocab_size)
-    ids[group_positions(offsets[wide_rows], counts[wide_rows])] = columns
+    for chunk in row_chunks(wide_rows.size, vocab_size):
+        rows = wide_rows[chunk]
+        _, columns = decode_packed_rows(wide_packed[chunk], vocab_size)
+        ids[group_positions(offsets[rows], counts[rows])] = columns
     return ids, offsets
 
 

@@ -105,10 +105,11 @@ class SamplingMask:
         return csr.split_csr(*self.to_csr())
 
     def support(self, index: int) -> np.ndarray:
-        """Kept ids of request ``index`` (int32, ascending), copying only that row."""
+        """Kept ids of request ``index`` (int32, ascending), copying only that row (a new array:
+        it never aliases the mask, which a serving loop's ``out=`` overwrites)."""
         index = range(self.num_reqs)[index]  # normalises negative indices, raises IndexError
         count = int(self.counts[index])
         if count <= self.width:
-            return self.token_ids[index, :count].cpu().numpy()
+            return self.token_ids[index, :count].to("cpu", copy=True).numpy()
         packed = self.packed_mask[index : index + 1].cpu().numpy()
         return csr.decode_packed_rows(packed, self.vocab_size)[1]

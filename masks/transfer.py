@@ -6,23 +6,24 @@
    asynchronous copy of the counts into pinned host memory follows.
 2. When the answer is wanted (`PendingCSR.wait`, typically on the worker's output thread): the
    counts are read, rows wider than W are decoded from the bitmask *on the device* into their
-   CSR slots, and exactly ``total`` ids are copied to pinned host memory. This work goes on a
-   side stream of the device (`_copy_stream`), so `wait` does not also wait for what the caller
-   queued on its own stream after step 1 (the next decode step).
+   CSR slots (a bounded chunk of rows at a time: `csr.row_chunks`), and exactly ``total`` ids
+   are copied to pinned host memory. This work goes on a side stream of the device
+   (`_copy_stream`), so `wait` does not also wait for what the caller queued on its own stream
+   after step 1 (the next decode step).
 
 The bitmask never crosses. Rows wider than W are decoded in step 2 from the mask's tensors, so
 those must not be overwritten (an ``out=`` reused by the next step) before `wait` returns.
 Everything here is plain torch ops, so it runs on CPU tensors too (CI checks it there against
 the reference CSR). The pinned buffers come from torch's caching host allocator: the counts'
-goes back to it when `wait` returns, and the returned ids are a view of theirs, which goes back
-once the caller drops the array. A caller that keeps the ids for long (an RL replay buffer)
-should copy them (``ids.copy()``), or it holds page-locked memory, and each later step pins
-new memory. The library does not copy for everyone: on the H200's host a copy cost 8-12 us a
-step at R = 64-1024 with 50 ids per row (4-7% of the host step), and made full rows, where
-every id crosses, 5-10x slower (1.9 -> 11.5 ms at R = 64, V = 151936; results/
-h200-2026-12-04-s3 runs 1-2). The side stream is one of torch's pooled
-streams, so an application that takes more than the pool's 32 streams of a device may be handed
-the same one; `wait` then also waits for that stream's work.
+goes back to it with the `PendingCSR` (as do the packed ids on the device), and the returned ids
+are a view of theirs, which goes back once the caller drops the array. A caller that keeps the
+ids for long (an RL replay buffer) should copy them (``ids.copy()``), or it holds page-locked
+memory, and each later step pins new memory. The library does not copy for everyone: on the
+H200's host a copy cost 8-12 us a step at R = 64-1024 with 50 ids per row (4-7% of the host
+step), and made full rows, where every id crosses, 5-10x slower (1.9 -> 11.5 ms at R = 64, V =
+151936; results/h200-2026-12-04-s3 runs 1-2). The side stream is one of torch's pooled streams,
+so an application that takes more than the pool's 32 streams of a device may be handed the same
+one; `wait` then also waits for that stream's work.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from contextlib import nullcontext
 import numpy as np
 import torch
 
-from masks.csr import csr_offsets
+from masks.csr import csr_offsets, row_chunks
 from masks.result import SamplingMask
 
 _copy_streams: dict[torch.device, torch.cuda.Stream] = {}
@@ -124,7 +125,8 @@ class PendingCSR:
         return ids.numpy(), offsets  # a view of the pinned buffer (module docstring)
 
     def _csr_with_wide_rows(self, offsets: np.ndarray, wide_rows: np.ndarray) -> torch.Tensor:
-        """Rows wider than W are decoded from the bitmask on the mask's device."""
+        """Rows wider than W are decoded from the bitmask on the mask's device, a bounded chunk
+        of rows at a time (`csr.row_chunks`)."""
         mask = self._mask
         device = mask.device
         total = int(offsets[-1])
@@ -135,9 +137,13 @@ class PendingCSR:
         _scatter_prefixes(mask.token_ids, lengths, starts, csr)
 
         shifts = torch.arange(8, dtype=torch.uint8, device=device)
-        bits = (mask.packed_mask[wide].unsqueeze(2) >> shifts) & 1
-        rows, columns = bits.reshape(wide.numel(), -1)[:, : mask.vocab_size].nonzero(as_tuple=True)
-        wide_counts = mask.counts[wide].to(torch.int64)
-        rank = torch.arange(rows.numel(), device=device) - _exclusive_cumsum(wide_counts)[rows]
-        csr[starts[wide][rows] + rank] = columns.to(torch.int32)
+        for chunk in row_chunks(wide.numel(), mask.vocab_size):
+            rows_of_chunk = wide[chunk]
+            bits = (mask.packed_mask[rows_of_chunk].unsqueeze(2) >> shifts) & 1
+            bits = bits.reshape(rows_of_chunk.numel(), -1)[:, : mask.vocab_size]
+            rows, columns = bits.nonzero(as_tuple=True)
+            del bits
+            counts = mask.counts[rows_of_chunk].to(torch.int64)
+            rank = torch.arange(rows.numel(), device=device) - _exclusive_cumsum(counts)[rows]
+            csr[starts[rows_of_chunk][rows] + rank] = columns.to(torch.int32)
         return csr[:total]

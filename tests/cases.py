@@ -200,7 +200,22 @@ def conformance_cases(emulated: bool = False) -> list[Case]:
         Case("width-equals-vocab", 2, 64, (64, 63), 64),
         Case("single-column", 3, 1, (1, 0, 1), 2_048),
     ]
+    # Full rows cut at a W that is no multiple of a kernel's fill tile: a fill one slot too long
+    # writes slot W, past the last row's ids (`poisoned`'s guard).
+    cases += [Case(f"full-W100-{str(d)[6:]}", 2, 1_024, "full", 100, d) for d in ALL_DTYPES]
     cases += [Case(f"vocab-{v}", 3, v, (0, v // 2, v), 5) for v in (2, 7, 9, 31, 33, 255, 257)]
+    # 16-bit rows of an even length that ends inside a mask byte, which kernels reading two
+    # columns per 32 bits (Triton's paired loads) must stop in; and their inactive rows.
+    cases += [
+        Case(f"vocab-{v}-{str(d)[6:]}", 3, v, (v, v // 2, 0), 5, d, seed=v)
+        for v in (2, 6, 50)
+        for d in (torch.float16, torch.bfloat16)
+    ]
+    cases += [
+        Case(f"inactive-V{v}-{str(d)[6:]}", 3, v, (v, v, v), 5, d, num_sampled=(0, 1, 0))
+        for v in (2, 50)
+        for d in (torch.float16, torch.bfloat16)
+    ]
     # Runs of kept columns, where a kernel that splits a row between warps or programs finds
     # many ids in one part (CUDA C's `fused` stages 256 ids per warp, then ranks the rest from
     # the mask): 600 from an eighth of the row on, runs at both ends; then, on rows of whole

@@ -414,10 +414,16 @@ def test_copy_ceiling_is_positive() -> None:
     assert ceiling.bytes_moved == 2 << 20 and ceiling.gbps > 0
 
 
-def _results(device_type: str, times: dict[str, list[float | None]]) -> dict:
-    """A results JSON with one shape per position in the time lists (None: failed)."""
+def _results(
+    device_type: str,
+    times: dict[str, list[float | None]],
+    dispatch: dict[str, list[float | None]] | None = None,
+) -> dict:
+    """A results JSON with one shape per position in the time lists (None: failed), each call's
+    host dispatch 1 us unless ``dispatch`` gives a backend's (None: not measured)."""
     rows = []
     for backend, per_shape in times.items():
+        dispatch_us = (dispatch or {}).get(backend, [1.0] * len(per_shape))
         for index, time_us in enumerate(per_shape):
             rows.append(
                 {
@@ -430,6 +436,7 @@ def _results(device_type: str, times: dict[str, list[float | None]]) -> dict:
                     "emulated": backend == "numba",
                     "status": "mismatch" if time_us is None else "ok",
                     "device_time_us": time_us,
+                    "dispatch_us": dispatch_us[index],
                 }
             )
     return {"environment": {"device_type": device_type, "device_name": "GPU"}, "results": rows}
@@ -453,6 +460,17 @@ def test_auto_order_is_fastest_first_with_torch_last() -> None:
     assert auto_order["source"] == "x.json"
     assert "over the 2 shapes" in auto_order["note"]
     assert "failing the gate: broken" in auto_order["note"]
+
+
+def test_auto_order_counts_host_dispatch_with_device_time() -> None:
+    # triton's kernels are faster, but its calls cost more: 10 + 30 against 12 + 10 us
+    times = {"torch": [100.0, 100.0, 1.0], "triton": [10.0, 10.0, 1.0], "cupy": [12.0, 12.0, 1.0]}
+    dispatch = {"torch": [50.0, 50.0, 1.0], "triton": [30.0, 30.0, None], "cupy": [10.0, 10.0, 1.0]}
+    auto_order = compare.auto_order_from_results(_results("cuda", times, dispatch))
+    assert auto_order["order"]["cuda"] == ["cupy", "triton", "torch"]
+    # the third shape is left out: triton's dispatch was not measured there
+    assert "over the 2 shapes" in auto_order["note"]
+    assert "cupy 22.0 us, triton 40.0 us, torch 150.0 us" in auto_order["note"]
 
 
 def test_auto_order_cli_round_trip(tmp_path: Path) -> None:

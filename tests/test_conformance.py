@@ -6,6 +6,7 @@ suite proves it can fail: known-wrong backends that exist only here must be caug
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -24,13 +25,37 @@ Runner = Callable[[torch.Tensor, "torch.Tensor | None", int, SamplingMask], Samp
 BACKENDS = backend_params()
 
 
+GARBAGE = {"token_ids": 0x5A5A5A5A, "counts": 12345, "packed_mask": 0xA5}
+GUARD_ENTRIES = 64
+"""Entries of the same garbage after each poisoned output, in its buffer: a kernel that writes
+past an output (slot W of the last row, which in the emulations' in-order programs is the only
+stray write no later program overwrites) changes them."""
+
+
 def poisoned(num_reqs: int, vocab_size: int, width: int, device: torch.device) -> SamplingMask:
-    """Preallocated outputs full of plausible-looking garbage."""
-    out = SamplingMask.empty(num_reqs, vocab_size, width, device=device)
-    out.token_ids.fill_(0x5A5A5A5A)
-    out.counts.fill_(12345)
-    out.packed_mask.fill_(0xA5)
-    return out
+    """Preallocated outputs full of plausible-looking garbage, each the front of a buffer with
+    `GUARD_ENTRIES` more of it behind (`assert_guards_intact`)."""
+
+    def guarded(name: str, shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
+        numel = math.prod(shape)
+        buffer = torch.full((numel + GUARD_ENTRIES,), GARBAGE[name], dtype=dtype, device=device)
+        return buffer[:numel].view(shape)
+
+    return SamplingMask(
+        token_ids=guarded("token_ids", (num_reqs, width), torch.int32),
+        counts=guarded("counts", (num_reqs,), torch.int32),
+        packed_mask=guarded("packed_mask", (num_reqs, (vocab_size + 7) // 8), torch.uint8),
+        vocab_size=vocab_size,
+    )
+
+
+def assert_guards_intact(out: SamplingMask) -> None:
+    """No write past the end of any output `poisoned` made."""
+    for name, garbage in GARBAGE.items():
+        output = getattr(out, name)
+        guard = output._base[output.numel() :]
+        changed = (guard != garbage).nonzero().flatten().tolist()
+        assert not changed, f"{name}: written past its end, at guard entries {changed}"
 
 
 def run_backend(backend: str) -> Runner:
@@ -47,6 +72,7 @@ def check_case(run: Runner, case: Case, device: torch.device) -> None:
     actual = run(case.logits(device), case.num_sampled_tokens(device), case.width, out)
     assert actual is out
     assert_masks_equal(actual, expected)
+    assert_guards_intact(actual)
     contract = numpy_contract(logits, num_sampled, case.width)
     expected_csr = (contract["csr_ids"], contract["csr_offsets"])
     assert_csr_equal(actual.to_csr(), expected_csr)

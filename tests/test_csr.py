@@ -53,15 +53,70 @@ def test_only_wide_rows_are_decoded(decoded_rows) -> None:
     assert ids.dtype == np.int32 and offsets.dtype == np.int64
 
 
+def test_row_chunks_cover_the_rows_within_the_bound(monkeypatch) -> None:
+    monkeypatch.setattr(csr, "DECODE_CHUNK_COLUMNS", 2_500)
+    chunks = list(csr.row_chunks(5, 1_000))
+    assert [list(range(5))[chunk] for chunk in chunks] == [[0, 1], [2, 3], [4]]
+    assert list(csr.row_chunks(0, 1_000)) == []
+    assert [(c.start, c.stop) for c in csr.row_chunks(2, 10_000)] == [(0, 1), (1, 2)]  # 1 row
+
+
+@pytest.mark.parametrize("chunk_columns", [1, 1_000, 3_000])
+def test_wide_rows_decode_in_bounded_chunks(monkeypatch, decoded_rows, chunk_columns) -> None:
+    """Both host paths (NumPy, and the CUDA path's torch ops, here on CPU tensors) decode rows
+    wider than W a bounded chunk of rows at a time, and the chunks' ids land in their rows."""
+    monkeypatch.setattr(csr, "DECODE_CHUNK_COLUMNS", chunk_columns)
+    supports = [900, 3, 1_000, 0, 700, 16, 513, 999]
+    logits = make_logits(len(supports), 1_000, supports, seed=9, junk=True)
+    mask = reference(logits, None, 16)
+    expected = _contract_csr(logits, 16)
+    assert_csr_equal(mask.to_csr(), expected)
+    chunk_rows = {1: [1] * 5, 1_000: [1] * 5, 3_000: [3, 2]}[chunk_columns]
+    assert decoded_rows == chunk_rows
+    device_chunks = []  # the CUDA path ranks each chunk's ids from its rows' counts
+    original = transfer._exclusive_cumsum
+    monkeypatch.setattr(
+        transfer, "_exclusive_cumsum", lambda c: device_chunks.append(c.numel()) or original(c)
+    )
+    assert_csr_equal(mask.to_csr_async().wait(), expected)
+    assert device_chunks == chunk_rows
+
+
 def test_support_of_one_request() -> None:
-    supports = [3, 700, 0]
-    logits = make_logits(3, 1_000, supports, seed=5)
+    supports = [800, 3, 700, 0, 600]
+    logits = make_logits(len(supports), 1_000, supports, seed=5)
     mask = reference(logits, None, 512)
-    for row in (0, 1, 2, -1):
+    for row in (0, 1, 2, 3, 4, -1, -2, -5):  # -1, -5: rows wider than W from the end
         expected = torch.isfinite(logits[row]).nonzero().flatten().numpy()
         np.testing.assert_array_equal(mask.support(row), expected)
+        assert mask.support(row).dtype == np.int32
     with pytest.raises(IndexError):
-        mask.support(3)
+        mask.support(5)
+    with pytest.raises(IndexError):
+        mask.support(-6)
+    own = mask.support(1)
+    assert not np.shares_memory(own, mask.token_ids.numpy())  # a copy, not a view of the mask
+
+
+def test_scatter_prefixes_writes_only_the_prefixes() -> None:
+    """The CUDA host path's narrow-row scatter (CPU scatter is sequential, so an overlong prefix
+    is overwritten there by the next row and only shows as a race on CUDA): check it directly."""
+    token_ids = torch.tensor([[5, 6, -1], [7, -1, -1], [8, 9, 10]], dtype=torch.int32)
+    buffer = torch.full((7,), -9, dtype=torch.int32)  # 6 CSR slots + the spill slot
+    transfer._scatter_prefixes(token_ids, torch.tensor([2, 0, 1]), torch.tensor([0, 2, 4]), buffer)
+    assert buffer[:-1].tolist() == [5, 6, -9, -9, 8, -9]
+
+
+def test_cuda_host_path_decodes_only_rows_wider_than_w(monkeypatch) -> None:
+    """Rows with exactly W kept ids are complete in token_ids: no bitmask decode for them."""
+    logits = make_logits(4, 1_000, [16, 0, 16, 3], seed=8)
+    mask = reference(logits, None, 16)
+
+    def refuse(*_):
+        raise AssertionError("decoded a row whose support fits in W")
+
+    monkeypatch.setattr(transfer.PendingCSR, "_csr_with_wide_rows", refuse)
+    assert_csr_equal(mask.to_csr_async().wait(), _contract_csr(logits, 16))
 
 
 def test_tolists_matches_csr_rows() -> None:

@@ -25,7 +25,7 @@ import torch
 import torch.distributed as dist
 
 from masks import compact_sampling_mask
-from masks.distributed import gather_sampling_masks
+from masks.distributed import _group_rank_of, gather_sampling_masks
 from masks.result import SamplingMask
 from masks.testing import assert_csr_equal, assert_masks_equal, make_logits
 
@@ -137,7 +137,15 @@ def test_gather_degenerate_shapes(correctness_run, check) -> None:
 
 
 @pytest.mark.parametrize(
-    "check", ["vocab_mismatch", "width_mismatch", "inconsistent_mask", "bad_dst"]
+    "check",
+    [
+        "vocab_mismatch",
+        "width_mismatch",
+        "inconsistent_mask",
+        "inconsistent_rows",
+        "mixed_devices",
+        "bad_dst",
+    ],
 )
 def test_mismatches_raise_value_error_on_every_rank(correctness_run, check) -> None:
     _assert_check(correctness_run, check)
@@ -280,15 +288,28 @@ class _Worker:
         self.record("vocab_mismatch", self.check_raises, "vocab_size must agree", own)
         own = SamplingMask.empty(1, VOCAB, WIDTH + self.rank, device=self.device)
         self.record("width_mismatch", self.check_raises, "width must agree", own, 0)
-        own = SamplingMask.empty(2, VOCAB, WIDTH, device=self.device)
-        if self.rank == last:
-            own = SamplingMask(own.token_ids, own.counts.long(), own.packed_mask, VOCAB)
-        self.record(
-            "inconsistent_mask",
-            self.check_raises,
-            f"inconsistent SamplingMask on group rank(s) [{last}]",
-            own,
-        )
+        broken_on_last_rank = {  # what each check's last rank passes instead of a sound mask
+            "inconsistent_mask": lambda m: SamplingMask(
+                m.token_ids, m.counts.long(), m.packed_mask, VOCAB
+            ),
+            # one row of ids for two requests: copy_ would broadcast it
+            "inconsistent_rows": lambda m: SamplingMask(
+                m.token_ids[:1], m.counts, m.packed_mask, VOCAB
+            ),
+            "mixed_devices": lambda m: SamplingMask(
+                m.token_ids.to("meta"), m.counts, m.packed_mask, VOCAB
+            ),
+        }
+        for check, break_it in broken_on_last_rank.items():
+            own = SamplingMask.empty(2, VOCAB, WIDTH, device=self.device)
+            if self.rank == last:
+                own = break_it(own)
+            self.record(
+                check,
+                self.check_raises,
+                f"inconsistent SamplingMask on group rank(s) [{last}]",
+                own,
+            )
         own = SamplingMask.empty(1, VOCAB, WIDTH, device=self.device)
         self.record("bad_dst", self.check_raises, "dst must be a rank", own, self.world_size)
         self.record("after_errors", self.check_gather, None)
@@ -343,3 +364,10 @@ def _worker_main(spec: dict) -> None:
 
 if __name__ == "__main__":
     _worker_main(json.loads(sys.argv[1]))
+
+
+def test_dst_is_any_integer_but_a_bool() -> None:
+    assert _group_rank_of(None, np.int64(1), 2) == 1  # a rank from NumPy, say
+    for wrong in (True, 1.0, "1"):
+        with pytest.raises(TypeError, match=f"got {type(wrong).__name__}"):
+            _group_rank_of(None, wrong, 2)

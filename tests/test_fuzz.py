@@ -32,7 +32,7 @@ import torch
 from cases import ALL_DTYPES, lay_out
 from conftest import backend_params, gpu_backend_params
 from numpy_contract import numpy_contract
-from test_conformance import poisoned
+from test_conformance import assert_guards_intact, poisoned
 
 from masks import SamplingMask, compact_sampling_mask, registry
 from masks.testing import assert_masks_equal, make_logits, reference
@@ -228,6 +228,7 @@ def check_case(backend: str, case: FuzzCase, device: torch.device) -> None:
     out = poisoned(case.num_reqs, case.vocab_size, expected.width, device)
     compact_sampling_mask(logits, num_sampled, case.max_num_kept, backend=backend, out=out)
     assert_masks_equal(out, expected)
+    assert_guards_intact(out)
 
 
 def run_fuzz(backend: str, device: torch.device, test_name: str, record_figures) -> None:

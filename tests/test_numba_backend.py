@@ -404,6 +404,25 @@ def test_split_consecutive_shapes_match_the_reference() -> None:
             assert not _split_scratch().any(), (num_reqs, vocab, with_counts, width)
 
 
+@needs_kernels
+def test_split_last_tile_sums_every_earlier_tile_past_w(monkeypatch) -> None:
+    """A row's last tile writes ``counts[r]``, so its look-back runs past W over every earlier
+    tile, through more than one round of ``blockDim`` flags in the simulator (67 one-unit tiles
+    here, forced: the simulator's own tiling gives a few); the other tiles stop at W = 1."""
+    tiles = 67
+    vocab = (tiles - 1) * (nb.SPLIT_THREADS // 32) * tiling.SEGMENT + 100  # the last tile: 100
+    geometry = tiling.Geometry(False, tiles_per_row=tiles, segs_per_unit=1)
+    monkeypatch.setattr(nb, "launch_geometry", lambda *_: geometry)
+    logits = torch.full((1, vocab), float("-inf"))
+    logits[0, ::500] = 1.0  # an id or two a tile
+    want = SamplingMask.empty(1, vocab, 1)
+    reference.compact(logits, None, want)
+    got = SamplingMask.empty(1, vocab, 1, device=DEVICE)
+    nb.compact(logits.to(DEVICE), None, got, "split")
+    assert_masks_equal(got, want)
+    assert int(got.counts[0]) > tiles
+
+
 def _look_back_kernel(state, first, end, whole, limit, out):
     warps = cuda.blockDim.x // 32
     warp = cuda.threadIdx.x // 32
