@@ -128,19 +128,25 @@ def _check_inputs(
                 f"num_sampled_tokens must be on the logits' device {logits.device}, "
                 f"got {num_sampled_tokens.device}"
             )
-    if type(max_num_kept) is not int:  # any other integer but a bool, or a tensor (whose
-        # conversion would read device memory on the host)
-        try:
-            is_integer = not isinstance(max_num_kept, (bool, torch.Tensor))
-            width = operator.index(max_num_kept) if is_integer else None
-        except TypeError:
-            width = None
+    if type(max_num_kept) is not int:  # the common case without a call
+        width = as_integer(max_num_kept)
         if width is None:
             raise TypeError(f"max_num_kept must be an int, got {type(max_num_kept).__name__}")
         max_num_kept = width
     if max_num_kept < 0:
         raise ValueError(f"max_num_kept must be >= 0, got {max_num_kept}")
     return max_num_kept
+
+
+def as_integer(value: object) -> int | None:
+    """``value`` as a Python int when it is an integer (a NumPy one, say), else None: never for a
+    bool, nor for a tensor, whose conversion would read device memory on the host."""
+    if isinstance(value, (bool, torch.Tensor)):
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None
 
 
 def _check_out(

@@ -22,11 +22,10 @@ Protocol, two collectives on the caller's group (NCCL for CUDA masks, gloo for C
 
 from __future__ import annotations
 
-import operator
-
 import torch
 import torch.distributed as dist
 
+from masks.api import as_integer
 from masks.result import SamplingMask
 
 _HEADER_FIELDS = 4  # num_reqs, vocab_size, width, ok
@@ -122,14 +121,10 @@ class _Layout:
 
 def _group_rank_of(group: dist.ProcessGroup | None, dst: int, world_size: int) -> int:
     """Group rank of global rank ``dst``; raises ValueError (on every rank) if not a member."""
-    try:  # any integer (a NumPy one, say), but not a bool
-        if isinstance(dst, bool):
-            raise TypeError
-        dst = operator.index(dst)
-    except TypeError:
-        raise TypeError(
-            f"dst must be an int global rank or None, got {type(dst).__name__}"
-        ) from None
+    rank = as_integer(dst)
+    if rank is None:
+        raise TypeError(f"dst must be an int global rank or None, got {type(dst).__name__}")
+    dst = rank
     if group is None or group is dist.group.WORLD:
         if not 0 <= dst < world_size:
             raise ValueError(f"dst must be a rank in [0, {world_size}), got {dst}")

@@ -368,6 +368,6 @@ if __name__ == "__main__":
 
 def test_dst_is_any_integer_but_a_bool() -> None:
     assert _group_rank_of(None, np.int64(1), 2) == 1  # a rank from NumPy, say
-    for wrong in (True, 1.0, "1"):
+    for wrong in (True, 1.0, "1", torch.tensor(1)):
         with pytest.raises(TypeError, match=f"got {type(wrong).__name__}"):
             _group_rank_of(None, wrong, 2)
