@@ -1,4 +1,5 @@
-// CUDA C kernels of the `cupy` backend of masks (design notes: masks/backends/cupy.py).
+// CUDA C kernels of the `cupy` backend of masks. Design: masks/backends/cupy.py's docstring;
+// measurements behind it: docs/design.md, "CUDA C kernels and the CuPy backend".
 //
 // Compiled at run time by NVRTC through CuPy (-std=c++17) and, in the tests, standalone by nvcc
 // with warnings as errors; so this file includes nothing and uses only built-in CUDA types and
@@ -50,10 +51,8 @@ __device__ __forceinline__ unsigned kept_byte(const uint4 (&q)[T::kVecs]) {
     // half's top bit iff its exponent field is not all ones (no carry crosses halves). Two byte
     // permutes put elements 0-3 and 4-7 at bits 7, 15, 23, 31 of two words; merged a nibble
     // apart, one multiply moves all eight to bits 24-31 in order (its four shifted copies land
-    // on distinct bits, so nothing carries). The word test took bf16's pass-1 loop from 204 to
-    // 187 instructions per 8 loads, the permutes and multiply from 191 to 167 before the
-    // ranking (sm_90); on the H200 bf16 cells at R = 256-512 moved -0.3 to +1.2 points of the
-    // copy ceiling, +0.4 and +0.5 on average in two runs (results/h200-2026-12-01-s10).
+    // on distinct bits, so nothing carries). Fewer instructions than a test per element
+    // (measurements: docs/design.md, CUDA C kernels).
     constexpr unsigned kFields = static_cast<unsigned>(T::kExp) * 0x10001u;
     unsigned carried[4];  // the result in each half's top bit
 #pragma unroll
@@ -203,11 +202,8 @@ constexpr int kMaxGroupBytes = 8 * 32;  // mask bytes of a pass-1 group of 8 seg
 // 8 * kN consecutive columns (a single segment's lane already holds its 8), ranked by one
 // shuffle scan of the lanes' popcounts and written bit by bit by pass 2's `emit_ids`, one
 // 32-bit word at a time (a group whose columns are all kept as consecutive ids with coalesced
-// stores). The per-segment ranking this replaced (three scans of 10-bit fields, a bit loop per
-// segment) ran 10.0 M instructions on dense bf16 rows at R = 256, V = 128256 on the H200, this
-// one 6.7 M (full rows 5.2 M and 4.6 M). Its own loop over the 64-bit word (22 instructions a
-// bit) timed the same as `emit_ids` (bf16 cells at R = 256-512 -1.7 to +0.4 points, 0.0 on
-// average; s10 run 2).
+// stores). One scan per group rather than per segment (measurements: docs/design.md, CUDA C
+// kernels).
 template <int kN>
 __device__ __forceinline__ void rank_bytes(const unsigned (&bits)[kN], long long seg,
                                            IdSink& sink) {
@@ -258,10 +254,8 @@ __device__ __forceinline__ void rank_bytes(const unsigned (&bits)[kN], long long
 // kept count. No barrier and no cross-lane traffic. Whole groups of kUnroll in-bounds segments
 // (8 16-byte loads per lane, issued before any is tested) go through the vector loop; the rest
 // (the row's end, a unit shorter than a group, strided rows) one segment at a time, with the
-// next segment's loads issued before the current one is tested. (Loading a range's last
-// segments as one more predicated group, so that the last warp of a bf16 row at V = 128256 makes
-// 3 round trips rather than 7, left R = 256-512 within 0.5% and cost up to 5% at R = 1-4, in
-// CuPy and Numba alike: results/h200-2026-12-02-s4 run 1.)
+// next segment's loads issued before the current one is tested (measurements: docs/design.md,
+// CUDA C kernels).
 template <class T, bool kVec, bool kRank = false>
 __device__ __forceinline__ unsigned stream_mask(const typename T::Bits* row_logits,
                                                 long long col_stride, long long num_cols,
@@ -360,7 +354,7 @@ __device__ __forceinline__ void mask_words(unsigned (&words)[kWords], const unsi
 // ranks reach W.
 // kWords: 4 for fused's long ranges (a 16384-column range in one round trip, and a quarter of
 // the scans of one word per lane); 1 for split's short units (1-16 segments), whose set bits
-// four words per lane would pile onto a few lanes. Measurements: cupy.py's design notes.
+// four words per lane would pile onto a few lanes (measurements: docs/design.md, CUDA C kernels).
 template <int kWords>
 __device__ __forceinline__ void rank_mask(const unsigned char* row_mask, long long begin,
                                           long long end, unsigned ranked, unsigned width,

@@ -1,79 +1,53 @@
 """CuPy backend: the CUDA C kernels of ``compact.cu``, compiled with NVRTC through CuPy.
 
-Design (shared with the Numba backend, which runs the same kernels in Python syntax):
+Design (shared with the Numba backend, which runs the same kernels in Python syntax; the
+measurements behind it: docs/design.md, "CUDA C kernels and the CuPy backend"):
 
-* Bytes: logits are read once (16-byte streaming loads when a row is contiguous and 16-byte
-  aligned, scalar strided loads otherwise), the mask, ids and counts written once. Finiteness is
-  tested on the bit pattern (exponent all ones = not kept), so every dtype is read as unsigned
-  integers and NaN payloads never matter. The load is ``__ldcs`` (``ld.global.cs``), and no more
-  is asked of the L2 than the loads: on the H200 at R = 256-1024 (results/h200-2026-12-02-s7),
-  a 256-byte L2 prefetch size (``.L2::256B``, with ``.cs``, ``.nc.L1::no_allocate`` or
-  ``.L1::no_allocate``) made every cell 4-13% slower, and prefetching a warp's next group (4 KB)
-  into L2 one or two groups ahead of its loads 9-23% (run 2); ``.nc.L1::no_allocate`` left bf16
-  within 2% and fp32 1-6% slower, ``.cs.L2::128B`` was within 2% (run 1). Mask bytes are stored
-  one byte per lane and segment: storing a bf16 group's as one 8-byte word per lane (the word
-  `rank_bytes` regroups) was 0.9-1.1% slower on average, up to 4% (run 3).
-* Two passes per range of columns, both warp-level. Pass 1 streams: lane l of a warp owns mask
-  byte l of each 256-column *warp segment*, and a warp walks a contiguous range of segments
-  issuing 8 16-byte loads per lane before testing them (several segments in flight), writing
-  mask bytes and accumulating a lane count: no block barrier, no shuffle inside the loop (the
-  previous design's per-segment block scans starved memory-level parallelism). The warp counts
-  are combined once. Pass 2 ranks from the mask the warp just wrote (1/32 of the fp32 bytes,
-  L2-hot): each lane takes consecutive 32-bit words (four, one 16-byte load, in ``fused``'s long
-  ranges; one in ``split``'s short units), a shuffle scan of the lanes' popcounts gives their
-  ranks, then only the set bits are visited, and a warp stops as soon as its ranks reach W, so
-  ranking costs words + kept ids, not columns. A step of full words (no masked column in a row:
-  no truncation) is written as consecutive ids with coalesced stores. Four words per lane cut
-  ``fused``'s scans by four and load a 16384-column range in one round trip: on the H200,
-  sparse and dense rows at R = 256 and 512 took 0.1-10% less time than with one word per lane
-  (full rows within 3% either way); in ``split`` they put a unit's set bits on a quarter of the
-  lanes, and full rows at R = 1-16 took 22-34% longer (results/h200-2026-12-01).
+* Bytes: logits are read once with streaming loads (``__ldcs``; 16-byte vectors when a row is
+  contiguous and 16-byte aligned, scalar strided loads otherwise), the mask, ids and counts
+  written once. Nothing more is asked of the L2: no prefetch or other cache hint tried was
+  faster. Finiteness is tested on the bit pattern (exponent all ones = not kept), so every dtype
+  is read as unsigned integers and NaN payloads never matter.
+* Layout: a row is cut into 256-column *warp segments*; lane l owns mask byte l of a segment
+  (columns 8l..8l+7), so a mask store is one coalesced byte per lane.
+* Pass 1 streams a warp's contiguous range of segments, issuing 8 16-byte loads per lane before
+  testing any (several segments in flight), writing mask bytes and accumulating a lane count. No
+  block barrier and no shuffle in the loop: per-segment scans starve memory-level parallelism.
+  The warp counts are combined once.
+* Pass 2 ranks from the mask the warp just wrote (1/32 of the fp32 bytes, L2-hot): each lane
+  takes consecutive 32-bit words, a shuffle scan of the lanes' popcounts gives their ranks, only
+  the set bits are visited, and the warp stops once its ranks reach W, so ranking costs words +
+  kept ids, not columns. A step of full words (no masked column: no truncation) is written as
+  consecutive ids with coalesced stores. ``fused``'s long ranges take four words per lane (one
+  16-byte load; a 16384-column range in one round trip, a quarter of the scans); ``split``'s
+  short units take one, since four would pile a unit's set bits onto a quarter of the lanes.
 * ``split`` (few rows; R=1 must fill the GPU): a *unit* is ``segs_per_unit`` segments of a row,
-  one per warp; a tile (block) is ``SPLIT_THREADS / 32`` units; one launch. A block takes a
-  ticket from an atomic counter and works on that tile, runs pass 1, publishes the tile's kept
-  count as a flag, sums the flags of the row's earlier tiles (a decoupled look-back; a tile
-  stops once the sum reaches W, and one that keeps nothing needs none), then runs pass 2; the
-  row's last tile writes the count and the -1 padding. A ticket is only ever waited on after
-  the block holding it has started, so nothing relies on blocks being co-resident. Counters
-  and flags live in the stream's zeroed scratch (`masks.backends.scratch`), which the launch's
-  last block resets. One launch, not two: on the H200 the two-launch form (counts through
-  scratch, then ranking) cost 1-2 us more device time at R=4..64 and ~5 us more host dispatch.
-* ``fused`` (many rows): one block per row, warp k streams the k-th equal range of the row and
-  ranks its ids as it goes (``rank_bytes``: a group of kN segments with kept columns passes
-  its mask bytes through shared memory so that each lane holds kN consecutive bytes, 8 * kN
-  columns, then one shuffle scan of the lanes' popcounts and `emit_ids` over each lane's words):
-  warp 0, whose first rank is 0, writes straight into the row's ids, the others into 256 slots
-  each of shared memory. One barrier exchanges the warp counts, then each warp copies
-  its staged ids into place, or ranks its range from the mask (pass 2) when it needs more than
-  it staged. One launch. Ranking after the barrier was the tail of a wave of rows: on the H200
-  (results/h200-2026-12-01-s4) it cost 2-4 us at R=256 and 8 us at R=512 (bf16, V=128256,
-  against skipping it); ranking during pass 1 took 3-7% off the whole call at R=256 and 7-8%
-  at R=512 and 1024 on bf16 rows of 2048 ids, where keeping the mask in shared memory for
-  pass 2 gained nothing, and loading the next group before ranking one cost up to 5% on bf16
-  and 35% on fp32 (it spilled registers; without spills, 4-12% on bf16: results/
-  h200-2026-12-01-s9 run 3). Writing the row's -1 padding before pass 1 (over the loads, one
-  more barrier) rather than after the barrier moved sparse bf16 rows at R = 256 and 512 by
-  -1.3 to +2.4% and made dense and full ones 0.5-1.8% slower (results/h200-2026-12-01-s7
-  run 2). Ranking is what costs at one wave: bf16 rows of 2048 ids at R = 256, V = 128256
-  ran 10.0 M instructions against 5.2 M for full rows (Nsight Compute), and pass 1 without
-  ranking reached 84% of the copy ceiling against 73% (s9 runs 2 and 4). The previous ranking
-  (three scans of 10-bit fields and a bit loop per segment, ~330 instructions a dense bf16
-  group, with a shortcut without scan for a group whose kept columns lay in one lane that had
-  made sparse rows 1.3% faster) took 4-6% longer than the regrouped one on dense bf16 rows and
-  1-4% longer on sparse ones (s9 run 5).
+  one per warp; a tile (block) is ``SPLIT_THREADS / 32`` units. A block takes a ticket from an
+  atomic counter and works on that tile: pass 1, then it publishes the tile's kept count as a
+  flag and sums the flags of the row's earlier tiles (a decoupled look-back; a tile stops once
+  the sum reaches W, and one that keeps nothing needs none), then pass 2; the row's last tile
+  writes the count and the -1 padding. A ticket is only ever waited on after the block holding
+  it has started, so nothing relies on blocks being co-resident. Counters and flags live in the
+  stream's zeroed scratch (`masks.backends.scratch`), which the launch's last block resets. One
+  launch: a counting launch then a ranking launch costs more device time and host dispatch.
+* ``fused`` (many rows): one block per row; warp k streams the k-th equal range of the row and
+  ranks its ids during pass 1 (``rank_bytes``: a group's mask bytes pass through shared memory so
+  that each lane holds consecutive bytes, then one shuffle scan), because at one wave of rows
+  ranking after the loads is the kernel's tail. Warp 0, whose first rank is 0, writes straight
+  into the row's ids, the others stage up to 256 ids each in shared memory. One barrier
+  exchanges the warp counts; then each warp copies its staged ids into place, or ranks its range
+  from the mask (pass 2) when it needs more than it staged.
 * ``auto`` picks ``fused`` once the rows fill half a wave of resident ``fused`` blocks
   (`tiling.FUSED_MIN_WAVES`, shared with Numba; R >= the SM count at two blocks of 512 threads
   per SM), using the SM count read once per device.
 
 Host side: kernels are compiled once per (device, dtype) behind a lock. A call shape's first
 call makes its launch plan (`_Plan`): kernel, grid, block and a parameter block of 64-bit
-values, every kernel parameter being 64 bits wide with the data pointers first; a call writes
+values, every kernel parameter being 64 bits wide with the data pointers first. A call writes
 its ``data_ptr()`` integers into the block and hands it to CuPy's binding of ``cuLaunchKernel``
-(``cupy.cuda.driver.launchKernel``) on torch's current stream, given as its raw pointer. No
-CuPy array, stream object or argument wrapper is built per call: through CuPy's ``Function``
-call with pre-wrapped ``CIntptr`` arguments an API call took 14.7 us at R=1 on the H200, with
-the plans 11.7 us (results/h200-2026-12-01-s6, run 2). Nothing reads device memory on the host,
-so a call never synchronises.
+(``cupy.cuda.driver.launchKernel``) on torch's current stream, given as its raw pointer. No CuPy
+array, stream object or argument wrapper is built per call (wrappers cost 3 of 14.7 us at R=1).
+Nothing reads device memory on the host, so a call never synchronises.
 """
 
 from __future__ import annotations
@@ -101,9 +75,8 @@ SPLIT_THREADS = 128
 FUSED_THREADS = 512
 """Threads of the fused kernel (one block per row)."""
 SPLIT_TILES_PER_SM = 2
-"""split: the longest unit (`masks.backends.tiling`) leaving at least
-this many tiles per SM (H200, V=151936 fp32, full rows: 2 gave 9.2/10.1/11.8 us at R=1/4/16,
-4 gave 9.2/9.7/12.3, 8 gave 9.1/9.8/13.6; benchmarks/tune.py)."""
+"""split: the longest unit (`masks.backends.tiling`) leaving at least this many tiles per SM
+(tuned with benchmarks/tune.py; figures in docs/design.md)."""
 
 _TYPE_NAMES = {
     torch.float32: "F32",

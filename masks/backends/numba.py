@@ -1,122 +1,71 @@
 """Numba CUDA backend: the warp-segment design of ``compact.cu`` written with `numba.cuda`.
 
-Kernels (the layout of masks/backends/compact.cu, whose design notes are in cupy.py)
+The measurements behind its choices are in docs/design.md, Numba backend.
+
+Kernels (the layout of masks/backends/compact.cu, described in cupy.py's docstring)
     A row is cut into warp SEGMENTS of 256 columns (32 mask bytes); lane l owns mask byte l of
     a segment (columns 8l..8l+7), so a mask store is one coalesced byte per lane. Each warp
     owns a contiguous range of segments (``fused``: 1/warps of the row; ``split``: a *unit* of
     ``segs_per_unit`` segments) and works in two passes:
-    1. Stream the range in groups of LOADS / itemsize segments whose LOADS 8-byte words per
-       lane (128 bytes by default) are all loaded before any is tested: a row that is
-       contiguous with a 16-byte aligned start and stride is read through a uint64 view of the
-       same address, two words per 16-byte streaming load (`load_pair_streaming`, numba's
-       missing vector load; ``itemsize / 2`` loads per 8 elements: 2 for fp32, 1 for
-       bf16/fp16, 4 for fp64). The rest (the row's end, units shorter than a group, strided
-       rows) goes one segment at a time, the next segment's loads issued before the current
-       one is tested, with 16-byte loads where the lane's 8 columns are in a wide row and
-       scalar strided loads otherwise (any strides, 64-bit offsets) packed into the same words.
-       Elements are tested on their bit patterns (kept = finite = exponent field not all ones:
-       fp32/fp64 on the 32-bit word that holds the exponent, bf16/fp16 two elements of a
-       32-bit word at once, `_finiteness_test`), the lane stores its byte and adds its ``popc``.
-       No vote, no shuffle, no barrier (but ``fused``'s ranking, see 2.): the previous kernels
-       gave each lane one element per 32 columns and built mask words with a warp ballot, too
-       few bytes in flight and too many instructions per byte (12-40% of the H200's copy
-       bandwidth at R >= 256; this design: 61-102%, and 92-101% at R = 1024 fp32,
-       benchmarks/results/h200-2026-11-30-s5).
+    1. Stream the range with many bytes in flight: groups of LOADS / itemsize segments, all
+       LOADS 8-byte words per lane loaded before any is tested, by 16-byte streaming loads
+       (`load_pair_streaming`) when the row is contiguous with a 16-byte aligned start and
+       stride; the rest (row ends, short units, strided rows) a segment at a time, the next
+       one's loads issued before the current one is tested. Elements are tested on their bit
+       patterns (kept = exponent field not all ones); the lane stores its byte and adds its
+       ``popc``: no vote, shuffle or barrier (but ``fused``'s ranking).
     2. Once the counts are combined (``fused``: one barrier; ``split``: one barrier and the
-       look-back below), the warp ranks its range from the mask it has written (1/32 of the
-       fp32 bytes, cache-hot) in steps: each lane takes consecutive 32-bit mask words (4 in
-       ``fused``'s long ranges, 1 in ``split``'s short units; one 16-byte load of 4 words
-       when mask rows are 16-byte aligned, word loads when 4-byte aligned, bytes otherwise;
-       RANK_STEPS steps loaded before the first is ranked),
-       `warp_scan` gives the exclusive prefix of the lanes' popcounts, the lane writes the ids
-       of its set bits (only set bits are visited; a step of full words writes consecutive
-       ids with coalesced stores) to slots < W, and the warp stops once its ranks reach W or
-       its last kept id. ``fused`` (as CUDA C's) ranks during pass 1 instead and keeps this
-       pass for a warp that needs more ids than it staged: each group's mask bytes are ranked
-       as soon as they are tested (`_rank_bytes`; warp 0 writes its ids straight into the row,
-       the others stage up to `STAGED_IDS` in shared memory and copy them into place after the
-       barrier), so a row's ids rarely wait for an L2 round trip after its last load (at one
-       wave of rows, R = 256 on the H200, pass 2 was the kernel's tail). The ranking's
-       arithmetic is uint32 throughout: the first port, in numba's default int64, compiled
-       pass 1's loop to ~2500 instructions per group of 8 loads against CUDA C's ~840 and made
-       bf16 rows 12-13% slower (results/h200-2026-12-01-s4, run 8); in 32 bits bf16's loop was
-       808 instructions and fp32's 495 (CUDA C: 840 and 464; ptxas 13.0, sm_90). A group's
-       mask bytes now pass through the warp's shared bytes so that each lane ranks consecutive
-       columns (64 for 16-bit dtypes, 32 for fp32) with one scan, as CUDA C's do: 388 and 296
-       instructions, and dense bf16 rows 3-5% faster at R = 256 and 512 (results/
-       h200-2026-12-01-s9 run 6). Then 329 and 279: 16-bit kept bits gathered by byte permutes
-       (`_finiteness_test`), the regroup indexed with unsigned integers (a signed index
-       compiles to a negative-index check), the group's word index advanced by a constant;
-       bf16 rows at R >= 256 0.8-1.7% faster (results/h200-2026-12-01-s10 run 4).
-       Writing the -1 padding before pass 1 rather than after the barrier made sparse bf16 rows
-       1-2% faster and dense and full ones 0.2-1.9% slower at R = 256 and 512: results/
-       h200-2026-12-01-s7 run 2. After the barrier, warp totals are one ``redux.sync``
-       (`warp_sum`, CUDA C's ``__reduce_add_sync``) rather than a shuffle scan's total, and the
-       padding and staged-id copy loops step 32-bit slots: Nsight Compute had put twice CuPy's
-       stall samples, on 2.7x its instructions, there (results/h200-2026-12-03 run 6); the
-       change took 1.5% off ``fused`` on average at R = 256 and 512 (up to 4%, fp32 and bf16,
-       two A/B rounds: results/h200-2026-12-03-s2 run 1).
-    ``fused`` runs one block of FUSED_THREADS per row. ``split`` (few rows: R = 1 must fill
-    the GPU) runs tiles of SPLIT_THREADS / 32 units, grid = rows x tiles (`split_tiling`), in
-    one launch, not two: at R = 1..16 a second launch cost ~1-2 us of device time and ~6 us of
-    host dispatch on the H200. Thread 0 of each block takes a ticket
-    ``t = atomicAdd(state[0], 1)`` and the block works on tile t (not ``blockIdx``), publishes the
-    tile's count as ``flag[t] = count + 1`` (0: not yet) right after pass 1, then sums the flags
-    of the row's tiles before t (one per thread, read by atomics until non-zero; a tile that is
-    not the row's last stops once the sum reaches W, and one with no kept column needs none) -
-    a decoupled look-back. A ticket is taken by a block that is running, so every tile waited on
-    belongs to a block that already started and publishes without waiting: no deadlock whatever
-    the scheduling, no co-residency assumed, and no wait chains. The row's last tile writes
-    counts[r] and all of the row's -1 padding. The state (ticket, done counter, one flag per
-    tile) is the stream's zeroed scratch (`masks.backends.scratch`): the block whose
-    ``atomicAdd(state[1], 1)`` (after its last flag read) returns ``tiles - 1`` resets it to
-    zero once it has ranked, so no call pays a memset and no block waits for the counter.
-    ``auto`` picks ``fused`` once the rows fill `tiling.FUSED_MIN_WAVES` waves of resident fused
-    blocks (SM count read once per device). Both kernels are generated per element size
-    (`_dtype_kernels`: unroll and word layout are compile-time constants); the exponent is a
-    parameter, so fp16 and bf16 share kernels.
+       look-back), the warp ranks its range from the mask it wrote (1/32 of the fp32 bytes,
+       cache-hot): `warp_scan` of the lanes' mask-word popcounts, then only set bits are
+       visited, and the warp stops once its ranks reach W or its last kept id.
+    ``fused`` (a block of FUSED_THREADS per row) ranks during pass 1 instead, so a row's ids
+    need not wait for an L2 round trip after its last load (pass 2 was the tail of a wave of
+    rows): warp 0 writes its ids into the row, the others stage up to `STAGED_IDS` in shared
+    memory and copy them into place after the barrier; only a warp that needs more ids than
+    it staged runs pass 2. Ranking is uint32 throughout: numba's default int64 tripled it.
+    ``split`` (few rows: R = 1 must fill the GPU) runs tiles of SPLIT_THREADS / 32 units, grid
+    = rows x tiles (`split_tiling`), in one launch. Thread 0 of a block takes a ticket ``t =
+    atomicAdd(state[0], 1)``; the block works on tile t (not ``blockIdx``), publishes
+    ``flag[t] = count + 1`` (0: not yet) right after pass 1, then sums the flags of the row's
+    tiles before t, read by atomics until non-zero (a decoupled look-back; a tile that is not
+    the row's last stops once the sum reaches W, one with no kept column needs none). A
+    ticket is taken by a running block, so every tile waited on belongs to a block that has
+    started and publishes without waiting: no deadlock under any scheduling, no co-residency
+    assumed, no wait chains. The row's last tile writes counts[r] and the -1 padding. The
+    state (ticket, done counter, a flag per tile) is the stream's zeroed scratch
+    (`masks.backends.scratch`): the block whose ``atomicAdd(state[1], 1)`` (after its last
+    flag read) returns ``tiles - 1`` zeroes it once it has ranked, so no call pays a memset
+    and no block waits for the counter.
+    ``auto`` picks ``fused`` once the rows fill `tiling.FUSED_MIN_WAVES` waves of resident
+    fused blocks (SM count read once per device). Kernels are generated per element size
+    (`_dtype_kernels`: compile-time unroll and word layout); the exponent is a parameter, so
+    fp16 and bf16 share kernels.
 
 Dispatch (host cost is most of the time at R = 1, so it is designed, not defaulted)
-    The kernels take raw pointers (``types.CPointer``) and int64 scalars only. numba-cuda
-    passes a CPointer argument as a plain integer, so a launch needs no device-array wrapper,
-    no ``__cuda_array_interface__`` parsing and no per-array (meminfo, parent, nitems, itemsize,
-    data, shape, strides) marshalling (measured: a trivial kernel costs ~30 us per call with a
-    cached device array, 54 us with a torch tensor, 80 us through ``cuda.as_cuda_array``).
-    Each signature is compiled explicitly once (``dispatcher.compile(sig)`` under a lock, on
-    first use of an (element size, num_sampled_tokens dtype) pair; 2 kernels x 3 sizes x 2
-    count dtypes = 12 signatures at most); the resulting ``cuda.core`` kernel of the device's
-    context, the ``LaunchConfig`` and the argument prefix are cached per shape in a `_Plan`,
-    and the stream object is cached per raw stream pointer. A call is then a dict lookup, a
-    few ``data_ptr()`` reads and one ``cuda.core.launch`` - the same primitive numba's
-    ``_Kernel.launch`` ends in, without its per-argument Python loop. Python ints travel as
-    intptr-sized parameters, which is why every scalar parameter is int64.
-    ``split``'s state is the stream's zeroed scratch, held (`StreamScratch.acquire`, then
-    ``release``) until the launch is queued; a CUDA graph being captured gets a zeroed buffer
-    of its own.
-    Compiling needs no GPU: tests/test_numba_backend.py compiles every signature to sm_90 PTX.
+    Kernels take raw pointers (``types.CPointer``, passed as plain integers: no device-array
+    wrapper or per-array marshalling) and int64 scalars (Python ints travel as intptr-sized
+    parameters). Each signature is compiled explicitly, once, on first use (no GPU needed:
+    tests/test_numba_backend.py compiles them all to PTX); the ``cuda.core`` kernel,
+    ``LaunchConfig`` and argument prefix are cached per shape in a `_Plan` and the stream per
+    raw pointer, so a call is a dict lookup, a few ``data_ptr()`` reads and one
+    ``cuda.core.launch`` (where numba's ``_Kernel.launch`` ends, without its per-argument
+    loop). ``split``'s scratch is held until the launch is queued; a CUDA graph being captured
+    gets a zeroed buffer of its own.
 
 Simulator (NUMBA_ENABLE_CUDASIM=1, for CI without a GPU)
-    The same kernel code runs on CPU tensors through zero-copy ``.numpy()`` views (flat,
-    indexed with the same element offsets as the pointers; the uint64 view starts at the same
-    address). The simulator runs one block at a time with a Python thread per GPU thread and
-    has no votes, shuffles or warp barrier, so `launch_constants` picks small blocks there and
-    the warp intrinsics (`warp_scan`, `warp_ballot`, `warp_sum`) resolve to their
-    ``_shared`` forms (the warp's shared slots and two `sync_warp` barriers, a
-    ``threading.Barrier`` of the warp's 32 Python threads), and `byte_perm` (libdevice, which
-    the simulator lacks) to shifts; each form's equivalence to the hardware one is tested on
-    the GPU (tests/test_numba_backend.py). A warp's calls only need the same
-    number on its 32 lanes (warp-uniform control flow; ``fused``'s pass 1 ranks a different
-    number of groups in each warp). The simulated block barrier releases once every live
-    thread of the block waits at any block barrier, so every cross-warp barrier (``fused`` has
-    one, ``split`` two and one per look-back round; the GPU code has no others) has the same
-    number of block barriers before it in every warp (the look-back rounds are
-    block-uniform).
-    ``cuda.popc`` and ``cuda.ffs`` exist in the simulator and are only applied to unsigned
-    words. Simulated blocks run in ``blockIdx`` order, so ``split``'s tickets are the block
-    indices and the tiles a block looks back at have all finished (its flag loops never spin
-    there; on the GPU they do). The simulator copies each array argument per launch, so
-    simulated kernels rank from mask bytes, not a uint32 alias (the word and 16-byte paths run
-    on the GPU only, where tests/test_numba_backend.py covers each).
+    The same kernels run on CPU tensors through zero-copy flat ``.numpy()`` views indexed with
+    the pointers' element offsets. The simulator runs a block at a time, a Python thread per
+    GPU thread, without votes, shuffles, warp barriers or libdevice, so `launch_constants`
+    picks small blocks, and `warp_scan`, `warp_ballot`, `warp_sum` and `byte_perm` resolve to
+    ``_shared`` forms (shared slots and `sync_warp` barriers) and shifts, each tested equal to
+    the hardware one on the GPU (tests/test_numba_backend.py). Rules: a warp's 32 lanes make
+    the same warp calls (warp-uniform control flow; warps may differ); the simulated block
+    barrier releases once every live thread waits at any block barrier, so every cross-warp
+    barrier (``fused``: one; ``split``: two and one per block-uniform look-back round) has as
+    many block barriers before it in every warp; ``cuda.popc`` and ``cuda.ffs`` see unsigned
+    words only. GPU only: spinning look-back flags (simulated blocks run in ``blockIdx``
+    order) and the word and 16-byte mask paths (the simulator copies array arguments per
+    launch, so simulated kernels rank from mask bytes).
 """
 
 from __future__ import annotations
@@ -173,9 +122,9 @@ def launch_constants(simulated: bool) -> tuple[int, int, int]:
 
 FUSED_THREADS, SPLIT_THREADS, LOADS = launch_constants(SIMULATED)
 SPLIT_TILES_PER_SM = 2
-"""`split`: the longest unit (`masks.backends.tiling`) that leaves at
-least this many tiles per SM (H200, V=151936 fp32, dense rows: 2 gave 9.7/10.1/12.4 us at
-R=1/4/16, 4 gave 9.7/12.0/13.0, 8 gave 9.6/11.9/16.9; benchmarks/tune.py)."""
+"""`split`: the longest unit (`masks.backends.tiling`) that leaves at least this many tiles per
+SM: of 2, 4 and 8, the fastest at R = 4 and 16 and level at R = 1 (measurements:
+docs/design.md, Numba backend)."""
 FUSED_LANE_WORDS = 4
 """Pass 2 of ``fused``: 32-bit mask words per lane and step (``split``: 1)."""
 RANK_STEPS = 1 if SIMULATED else 4
@@ -392,12 +341,12 @@ def _vector_load(instruction: str, element: types.Integer, count: int):
 
 load_pair_streaming = _vector_load("ld.global.cs.v2.u64", types.uint64, 2)
 """``(words[index], words[index + 1])`` of uint64 words by one 16-byte streaming load: 8-byte
-loads of a lane's 32 fp32 bytes touched every sector twice as often as CUDA C's 16-byte vectors.
-The evict-first hint is CUDA C's ``__ldcs`` (pass 1 reads the logits once)."""
+loads touch every sector twice as often as CUDA C's 16-byte vectors. The evict-first hint is
+CUDA C's ``__ldcs`` (pass 1 reads the logits once)."""
 
 load_quad = _vector_load("ld.global.v4.u32", types.uint32, 4)
 """Four uint32 mask words by one 16-byte load (pass 2 of ``fused``; CUDA C's ``uint4`` load in
-``mask_words<4>``): four word loads made 16 loads per lane and batch where one vector makes 4."""
+``mask_words<4>``): one load where word loads take four."""
 
 
 @cuda.jit(device=True)
@@ -452,8 +401,9 @@ def _zero_bytes(mask, begin, end, first, step):
 def _fill_ids(ids, id_row, begin, end, first, step):
     """-1 in the row's slots ``begin + first``, then every ``step``-th, below ``end`` (< 2**32).
 
-    The slot runs in 32 bits: a ``range`` of numba's int64 set up its trip count in ~45
-    instructions and stepped in 64 bits, in the tail of ``fused`` after its barrier."""
+    The slot runs in 32 bits: a ``range`` of numba's int64 costs a trip-count setup and 64-bit
+    steps in ``fused``'s tail after its barrier (measurements: docs/design.md, Numba backend).
+    """
     slot = types.uint32(begin + first)
     stop = types.uint32(end)
     while slot < stop:
@@ -519,9 +469,8 @@ def _emit_ids(word, rank, col, cap, sink):
 def _fill_consecutive(rank, col, cols, cap, sink, lane):
     """Warp call for a run of kept columns: ``sink[rank + i] = col + i`` for i < ``cols`` and
     rank + i < cap (rank < cap), one coalesced store per lane and 32 slots (a full step would
-    otherwise cost cols / 32 scattered stores per lane). A loop bounded once: with the bound
-    tested per store in 32 bits, `split`'s full rows took 1-9% more time at R = 64 and at R = 16,
-    V = 151936 on the H200 (results/h200-2026-12-04-s4 runs 1-2)."""
+    otherwise cost cols / 32 scattered stores per lane). A loop bounded once: testing the bound
+    per store made `split`'s full rows slower (measurements: docs/design.md, Numba backend)."""
     for i in range(lane, min(cols, cap - rank), 32):
         sink[rank + i] = col + i
 
@@ -532,8 +481,8 @@ def _rank_bytes(count: int):
     this lane's mask bytes ``bits[:count]`` (uint32) of the ``count`` segments from column
     ``seg_col`` in column order, writing their ids to ``sink[rank]`` for ranks < ``cap``;
     ``ranked`` = the warp's kept columns before them (warp-uniform). Returns ``ranked`` plus
-    the group's kept columns (only values < cap matter). All arithmetic is uint32 (numba widens
-    Python ints to int64: 64-bit ranks tripled the loop).
+    the group's kept columns (only values < cap matter). All arithmetic is uint32, as in
+    `_emit_ids`.
 
     A group with no kept column costs one ballot. Otherwise (``count`` > 1) its bytes go
     through the warp's shared bytes from byte ``at`` of ``regroup`` (a tuple of uint8, uint32
@@ -608,7 +557,7 @@ def _rank_range(
     reaches ``limit`` (min of W and the range's last rank + 1). The words of RANK_STEPS steps
     are loaded before the first is ranked: at one wave of rows this pass is the kernel's tail.
     ``lane_words`` is 4 for ``fused``'s long ranges and 1 for ``split``'s short units (as in
-    CUDA C's ``rank_mask<kWords>``; the measurements are in cupy.py's design notes); four words
+    CUDA C's ``rank_mask<kWords>``; measurements: docs/design.md, CUDA C kernels); four words
     are one 16-byte load (`load_quad`) where mask rows are 16-byte aligned (``mask_align``).
     """
     step_bytes = 128 * lane_words
@@ -658,8 +607,8 @@ def _warp_prefix(counts, warps, warp, lane, scan):
     ``(before, total)``, the counts of the warps before ``warp`` and of all of them.
 
     Lane l reads warp l's count (warps <= 32) and two warp sums add them up in 32 bits, as in
-    CUDA C: a loop over the warps in every thread (numba's int64 arithmetic) was 8% of
-    ``fused``'s stall samples at R=256 on the H200.
+    CUDA C, rather than a loop over the warps in every thread in numba's int64 arithmetic
+    (a measurable share of ``fused``'s stalls: docs/design.md, Numba backend).
     """
     other = types.int32(0)
     if lane < warps:
@@ -760,18 +709,11 @@ def _finiteness_test(itemsize: int):
     field of each element, ``(x & fields) ^ fields`` is zero in an element iff its field is all
     ones, and adding ``below_top`` (every bit below each element's top bit) carries into the
     element's top bit iff it is not zero; no field holds a top bit, so no carry crosses
-    elements. Fewer elements per word (fp32, fp64): one 32-bit compare per element. Per 8
-    loads of pass 1's loop (ptxas sm_90) the word test takes bf16 from 336 instructions to 250
-    (CUDA C: 204), fp32 from 181 to 164 and fp64 from 104 to 122. On the H200 it made ``fused``
-    1-2% faster on bf16 rows at R >= 512 and 3% slower on fp32 (benchmarks/results/
-    h200-2026-12-01-s3, run 1), so only 16-bit elements use it. On 32-bit halves (CUDA C's
-    ``kept_byte``) rather than whole uint64 words (64-bit adds and a shift per element bit) it
-    took bf16's loop from 250 instructions to 191 (ptxas 13.0, sm_90); with the block size a
-    constant and the group's words apart from the tail loop's (`_dtype_kernels`), 192 with all
-    8 loads issued before the first test, and bf16 rows took 2-3% less time at R >= 256 on the
-    H200 (fp32 1-2%; R <= 16 within 3% either way: results/h200-2026-12-01-s8, run 2). Two
-    byte permutes (`byte_perm`) and a multiply in place of a shift and an or per half gather
-    the eight bits, as in CUDA C: 388 instructions a ranked bf16 group to 364.
+    elements. The test works on 32-bit halves (CUDA C's ``kept_byte``; whole uint64 words
+    need 64-bit adds and a shift per element bit), and two byte permutes (`byte_perm`) and a
+    multiply gather the eight bits, as in CUDA C. Fewer elements per word (fp32, fp64): one
+    32-bit compare per element, where the word test measured slower on fp32 on the H200
+    (measurements: docs/design.md, Numba backend).
     """
     if itemsize == 2:
         two_per_word = np.uint32(0x0001_0001)
@@ -815,7 +757,7 @@ def _finiteness_test(itemsize: int):
     @cuda.jit(device=True)
     def kept_per_element(q, at, exponent32):
         """One 32-bit compare per element (``word & exp`` as uint32: numba's uint64 result
-        cost a 64-bit compare and select per element, fp32 ranked loop 529 -> 495)."""
+        costs a 64-bit compare and select per element)."""
         byte = types.uint32(0)
         for j in range(8):
             k = ((j + 1) * itemsize - 1) // 4  # the 32-bit word holding element j's exponent
@@ -913,9 +855,9 @@ def _dtype_kernels(itemsize: int) -> dict:
                 group = cuda.local.array(group_words, types.uint64)
                 bits = cuda.local.array(unroll, types.uint32)
                 full_end = min(end, vocab // SEGMENT)
-                # The word index advances by a constant: recomputed from ``seg`` each group it
-                # cost bf16's ranked loop 12 instructions (341 -> 329); advancing the mask index
-                # too left two of the 8 loads to after the first test (register pressure).
+                # The word index advances by a constant (recomputing it from ``seg`` costs
+                # instructions); the mask index does not: advancing it too pushed loads past
+                # the first test (register pressure; docs/design.md, Numba backend).
                 first = (row_offset + seg * SEGMENT + 8 * lane) * itemsize >> 3
                 while seg + unroll <= full_end:
                     mask_at = mask_row + 32 * seg + lane

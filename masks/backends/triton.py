@@ -1,107 +1,58 @@
 """Triton backend: the contract's kernels in Triton (also runs on CPU under ``TRITON_INTERPRET=1``).
 
-Why the design is what it is
-----------------------------
+Measurements behind the choices below: docs/design.md, Triton backend.
+
 The operation is memory bound: each logit is read once, one mask bit and at most ``W`` ids are
-written. Upstream vLLM (PR #54901, variant ``"rowwise"`` here, kept for comparison) runs one
-program per row and ranks kept ids with an element-level ``tl.cumsum`` over every block of the
-row. That scan dominates the instruction count, and one program per row leaves most of the GPU
-idle when there are few rows (R=1 uses one SM).
+written. Upstream vLLM (PR #54901; ``"rowwise"`` here, the baseline) runs one program per row
+and ranks with an element-level ``tl.cumsum`` over every block: the scan dominates the
+instructions, and few rows leave most SMs idle.
 
-The other variants split the work into two passes (``fused`` on 16-bit rows; on fp32 and fp64
-rows it ranks in pass 1, below). Pass 1 streams the logits: a block of columns is loaded as an
-``[N, UNIT]`` tile (16-byte vector loads) whose rows are mask units, 32-column words (combined
-inside a warp by shuffles) or, in ``fused`` for 16-bit dtypes, 8-column bytes (one thread's
-vector each: no shuffle, and no barrier in the loop); the finiteness bits of a row are summed
-(disjoint bits: an exact OR), stored as the mask and popcounted. Pass 2 ranks from the *mask
-words* (1/32 of the fp32 bytes, 1/16 of bf16, L2-hot) with work proportional to words and kept
-ids, not to columns: the word counts are prefix-summed, then every word gives up its lowest set
-bit per step (column = ``32 * word + trailing zeros``, slot = word prefix + step) for as many
-steps as its block's fullest word has bits (`_emit_ids`; on the GPU `fused`'s ranges take a PTX
-loop per thread instead, bounded by the warp's fullest word). Blocks without kept ids cost one
-reduction, and ranking stops once ``min(count, W)`` ids are written. (The element-level
-alternative, a per-column ``popcount(word & ((1 << b) - 1))``, costs ~20 instructions per column
-for every block.)
+The other variants work in two passes. Pass 1 streams ``[N, UNIT]`` tiles (16-byte vector
+loads) whose rows are mask units, 32-column words (combined across a warp by shuffles) or, in
+``fused`` on 16-bit dtypes, 8-column bytes (one thread's vector: no shuffle, no barrier in the
+loop); a unit's finiteness bits are summed (disjoint bits: an exact OR), stored as the mask and
+popcounted. Pass 2 ranks from the mask words (L2-hot, a fraction of the logits' bytes) in work
+proportional to words and kept ids, not columns: word counts are prefix-summed, then each word
+gives up its lowest set bit per step (`_rank_words`). A block without kept ids costs one
+reduction, and ranking stops once ``min(count, W)`` ids are written.
 
-* ``"split"`` (few rows): one program per tile (row, chunk of ``CHUNK`` columns), in one launch,
-  not two: at R=1..16 a second launch cost ~1.5-2 us of device time and ~7 us of host dispatch on
-  the H200. Each program takes a ticket (an atomic counter) and works on that tile, not on its
-  program id: pass 1 for the chunk, then it publishes its kept count as a flag and sums the flags
-  of the row's earlier chunks (a decoupled look-back; a chunk other than the last stops once the
-  prefix reaches ``W``), then pass 2 from the words still in registers. Every tile it waits for
-  was taken by a program that started before it, so the wait ends without assuming that the
-  programs are co-resident or start in any order. The row's last chunk writes ``counts[r]`` and
-  all of the row's ``-1`` padding. Ticket, counters and flags live in the stream's zeroed scratch
-  (`masks.backends.scratch`): the last program to finish reading flags resets them, so no call
-  pays a memset and CUDA-graph replays find them zero.
-* ``"fused"`` (many rows): one program per row, one launch. For fp32 and fp64 (word units) pass 1
-  also ranks: each block's words go through `_rank_words` as they stream (one block-wide scan of
-  their counts), so the ids are written with the mask and the row is done after the loop, with no
-  pass 2 left at one wave of rows: sparse and dense fp32 rows took 3-12% less time at R=256-2048
-  on the H200 (with 16 KB per iteration from R=512), full rows within 2% (results/h200-2026-12-02
-  run 4). For 16-bit dtypes the same ranking was 5-25 points of the copy ceiling slower on dense
-  rows (a byte of logits holds twice fp32's columns, ranked from eight times as many units; runs
-  2-3), so they keep two passes: pass 1 loops over the row with no block-wide reduction or scan
-  inside the loop (byte-unit counts accumulate per thread and are reduced once after it); a
-  barrier makes the mask stores visible to the whole block. Rows of 16-bit logits that allow it
-  (contiguous, an even number of columns, 4-byte aligned: `_pairs`) are read two columns per int32
-  and both halves tested at once (SWAR), a unit's eight verdicts gathered by byte permutes and one
-  multiply as in compact.cu (`_top_bits`): the pass-1 loop compiles to 258 instructions per 8
-  vector loads, against 342 with shifts and sums and 464 one column per int16 (sm_90, triton 3.6).
-  (Loading whole blocks without masks, which saves 32 register moves and 8 compares per 8 loads,
-  left the time unchanged at 226 instructions and 80 registers, and at ptxas's own 98 registers
-  was 1-2% slower: results/h200-2026-12-02-s4 run 3.)
-  Pass 2 depends on the count. A row that fits in W (every id is written) is cut into one range of
-  mask words per warp: the ranges' counts are read once more from the mask (counting them in
-  pass 1, which then streams the row as one stripe per range, took 4-5% more time on bf16 rows at
-  R = 256-1024, and 4-10% on full rows, which never count: s4 run 2), then every warp ranks
-  its own range, each lane a run of consecutive words per step (one warp scan of the lanes' sums),
-  its bit loop a PTX loop bounded by the warp's fullest word (the interpreter's: the step's), so
-  on the GPU a rank step has no block-wide reduction; at one wave of rows (R=256 on the H200) pass
-  2 is the kernel's tail, and sparse and dense bf16 rows took 7-11% less time than with block-wide
-  steps (results/h200-2026-11-30-s6), 2-4% less again at R=256 without the per-step maximum
-  (h200-2026-12-01-s5; 1-4% more at R=512), and 1.5% less (0.96-1.01x, R=256-1024) with runs of
-  words per lane rather than every 32nd word (a warp scan and a warp sum per word a lane held; a
-  rank step 207 -> 147 SASS instructions with `_lowest_bit`'s ``bfind``; h200-2026-12-02-s2 run
-  1), and 0.6-1.1% less with the PTX loop (h200-2026-12-02-s3 run 4: 2-4% at R=512, dense rows at
-  R=1024 2% more). A truncated row loops over block-wide steps of mask words from its start while
-  fewer than W ids are written (a full row: one step while W <= 16384).
+* ``"split"`` (few rows): one program per tile (row, ``CHUNK`` columns) in one launch (at
+  R=1..16 a second launch cost ~1.5-2 us of device time). A program takes a ticket (an atomic
+  counter) and works on that tile, not its program id: pass 1, publish its kept count as a flag,
+  sum the flags of the row's earlier chunks (decoupled look-back; a chunk other than the last
+  stops once the prefix reaches ``W``), pass 2 from the words still in registers. Every tile it
+  waits for was taken by a program that started before it, so the wait ends without assuming
+  co-residency or a start order. The row's last chunk writes ``counts[r]`` and the ``-1``
+  padding. Ticket, counters and flags live in the stream's zeroed scratch
+  (`masks.backends.scratch`), reset by the last program to finish reading flags: no call pays a
+  memset, and CUDA-graph replays find them zero.
+* ``"fused"`` (many rows): one program per row, one launch. fp32 and fp64 rank each block in
+  pass 1 as it streams (`_rank_words`), leaving no pass 2 as the tail of a wave. 16-bit rows,
+  whose ranking the loads would not hide, keep two passes: pass 1 has no block-wide reduction in
+  its loop and tests two columns per int32 where the layout allows (`_pairs`, `_top_bits`); a
+  barrier publishes the mask to the block; a row that fits in W is ranked one range of words
+  per warp, with warp scans and a bit loop bounded by the warp's own fullest word (no rank step
+  waits for the block), a truncated row in block-wide steps until W ids are written.
 * ``"auto"`` (default): ``fused`` once ``R >= _FUSED_MIN_ROWS_PER_SM * num_SMs``, else ``split``.
-* Programs per SM: with 32 KB per iteration the `fused` kernels take 74 (paired 16-bit) to 80
-  (fp32) registers, three programs per SM; in a band of rows per SM by element size
-  (`_FUSED_SMALL_BLOCK_ROWS_PER_SM`) they load 16 KB per iteration instead (four or six
-  programs per SM), where three per SM would leave the second wave short (16-bit) or ranking
-  in pass 1 needs more resident programs (fp32). A launch plan fixes R, so the plan picks.
 
-Triton has no popcount, find-first-set or byte permute: on the GPU `_popcount`, `_lowest_bit`
-and `_top_bits` are inline PTX (``popc``; ``brev`` + ``bfind``; ``prmt``); the first two
-(measured with ``clz`` where ``bfind`` is now) took 3-7% off sparse and dense `fused` rows at
-R >= 256 (fp32 cells below 80% of the copy ceiling 9 -> 3, results/h200-2026-12-01-s6 run 3).
-The interpreter, which runs no inline PTX, uses integer forms of all three (`_PTX`), and a test
-checks either against Python; so does `_emit_ids`, whose PTX loop (`_EMIT_PTX`) the interpreter
-replaces by Triton's loop of uniform rounds.
+Triton has no popcount, find-first-set or byte permute: on the GPU `_popcount`, `_lowest_bit`,
+`_top_bits` and `_emit_ids`'s bit loop are inline PTX; the interpreter, which runs no inline
+PTX, takes integer forms and Triton's loop instead (`_PTX`), and a test checks both forms
+against Python. Finiteness is decided on the bit pattern (exponent all ones: +-inf or NaN)
+through an integer view of the logits, so every dtype behaves alike and the interpreter (no
+bf16 arithmetic) runs the same code. Offsets are int64 (``R * V`` may pass 2**31; a transposed
+view has column stride R). Inactive rows (``num_sampled_tokens[r] <= 0``) write zero mask
+bytes, count 0 and ``-1`` ids without reading logits (``rowwise`` reads them, as upstream does).
 
-Finiteness is decided on the bit pattern (exponent all ones means +-inf or NaN), through an
-integer view of the logits pointer, so every dtype behaves identically and the interpreter (no
-bf16 arithmetic) runs the same code. Row offsets are computed in int64 (``R * V`` may pass
-2**31), column offsets too (a transposed view has column stride R). Inactive rows
-(``num_sampled_tokens[r] <= 0``) write zero mask bytes, count 0 and ``-1`` ids without reading
-their logits (``rowwise`` reads them, as upstream does).
-
-Launches use the current CUDA device's current torch stream
-(``torch._C._cuda_getCurrentRawStream``, as Triton's JIT does); ``compact`` makes the logits'
-device current first. There is no host synchronisation. The first call of a shape goes through
-Triton's JIT under a module lock (its cache fills and the interpreter's global patching are not
-guaranteed thread safe); the CompiledKernel it returns becomes a launch plan (`_Plan`), keyed by
-at least what the JIT specialises on (`_call_key`; a call with an unaligned pointer always
-takes the JIT), and later calls only read their data pointers and queue the plan: through
-Triton's C launcher itself with triton 3.6, the data pointers passed as ints (for a tensor the
-launcher calls ``data_ptr`` and asks the driver about the pointer). The JIT's per-call
-binding, key hashing and hook lookups cost about 14 us per launch on the H200's host with
-triton 3.6 (measured there); Triton's launch hooks (``knobs.runtime.launch_enter_hook``, used
-by profilers such as proton) are not called on the direct path. Block sizes are tuning
-functions of the shape and device only; the kernels are the same on the GPU and in the
-interpreter.
+Launches go on the current CUDA device's current torch stream (``compact`` makes the logits'
+device current first), with no host synchronisation. A call key's first call goes through
+Triton's JIT under a lock (its cache fills and the interpreter's patching are not guaranteed
+thread safe) and becomes a launch plan (`_Plan`; `_call_key`: at least what the JIT specialises
+on, no key for an unaligned pointer). Later calls only queue the plan with their data pointers,
+through Triton's C launcher itself where `_RAW_LAUNCHER` allows, skipping the JIT's per-call
+binding and hashing (~14 us per launch) and its launch hooks (``knobs.runtime.launch_enter_hook``:
+profilers such as proton see no call). Block sizes are functions of shape and device only; the
+kernels are the same on the GPU and in the interpreter.
 """
 
 from __future__ import annotations
@@ -129,15 +80,15 @@ _BITS = {
     torch.float64: (tl.int64, 0x7FF0000000000000, 8),
 }
 
-# --- tuning knobs: shape, device and dtype choices of the same kernels. Launches are cached per
-# shape (`_plans`) and split configurations per shape (`_split_config`'s lru_cache): a tuning
-# script that changes a knob must clear both (benchmarks/tune.py does). ---------------------
+# --- tuning knobs: shape, device and dtype choices of the same kernels; their measurements are
+# in docs/design.md, Triton backend, Knobs. Launches are cached per shape (`_plans`) and split
+# configurations per shape (`_split_config`'s lru_cache): a tuning script that changes a knob
+# must clear both (benchmarks/tune.py does). -------------------------------------------------
 _CPU_SM_COUNT = 8
 """Stand-in SM count for CPU tensors (the interpreter), so `auto` exercises both designs."""
 _FUSED_MIN_ROWS_PER_SM = 1.0
-"""`auto` picks `fused` from R >= this x SM count, else `split` (H200, geometric mean over the
-harness grid: split 23.3 against fused 31.5 us at R=64, fused 55.6 against split 60.3 at
-R=256; benchmarks/results/h200-2026-11-30)."""
+"""`auto` picks `fused` from R >= this x SM count, else `split`: on the H200 `split` is faster
+at R=64 and `fused` at R=256 (measurements: docs/design.md)."""
 _SPLIT_TILES_PER_SM = 2
 """`split` picks the largest CHUNK that still gives every SM this many tiles."""
 _SPLIT_CHUNKS = (8192, 2048, 512)
@@ -145,66 +96,46 @@ _SPLIT_CHUNKS = (8192, 2048, 512)
 _SPLIT_COLUMNS_PER_WARP = 256
 """`split` num_warps = CHUNK / this, clamped to [1, 8]."""
 _FUSED_BLOCK_BYTES = 32768
-"""Logit bytes a `fused` program loads per loop iteration."""
+"""Logit bytes a `fused` program loads per loop iteration: three programs fit per SM, and twice
+as much was slower (measurements: docs/design.md)."""
 _FUSED_RANKS_IN_PASS1 = {2: False, 4: True, 8: True}
 """Whether `fused` ranks each block in pass 1, by element size (else pass 2 ranks from the
-mask). H200, fp32, R=256-2048, every V and support, two rounds (results/h200-2026-12-02 run
-4, with `_FUSED_SMALL_BLOCK_ROWS_PER_SM`'s 16 KB from R=512): sparse and dense rows 3-12% less
-time (R=256, V=128256, dense: 77.7 -> 85.3% of the copy ceiling), full rows within 2%. bf16
-rows, ranked from mask bytes or from words combined across lanes, were 5-25 points slower on
-dense rows at R=256-1024 (runs 2-3): a byte of bf16 logits holds twice fp32's columns, in eight
-times as many byte units (or twice as many words), and pass 1's loads no longer hide their
-ranking. fp64 follows fp32 (not measured)."""
+mask): faster on fp32 rows, slower on 16-bit ones, whose pass-1 loads no longer hide the ranking
+of twice as many columns per byte (measurements: docs/design.md). fp64 follows fp32, unmeasured."""
 _FUSED_SMALL_BLOCK_BYTES = 16384
 """Logit bytes a `fused` program loads per iteration where `_FUSED_SMALL_BLOCK_ROWS_PER_SM` says
-so: fp32 59 registers (four programs per SM) and paired bf16 40 (six), against 80 and 74 (three
-each) with `_FUSED_BLOCK_BYTES` (sm_90, triton 3.6)."""
+so: fewer registers, so four (fp32) or six (paired 16-bit) programs per SM instead of three."""
 _FUSED_SMALL_BLOCK_ROWS_PER_SM = {2: (3.0, 4.0), 4: (3.0, math.inf), 8: (3.0, math.inf)}
 """By element size, ``(low, high)``: `fused` loads `_FUSED_SMALL_BLOCK_BYTES` per iteration when
-``low x SMs < R <= high x SMs``, else `_FUSED_BLOCK_BYTES`; up to 3 rows per SM the 32 KB kernels
-run in one wave of three programs per SM. H200 (results/h200-2026-12-02): fp32, ranked in pass
-1, R=256 82-86% of the copy ceiling with 32 KB against 70-73% with 16 KB, R=512 73-79% against
-89-92%, R=1024 92-96% against 94-95% (runs 2-3); bf16, 16 KB against 32 KB (run 6, two rounds):
-R=512 2-6% faster (32 KB leaves a second wave under a third full), R=768 and 1024 0-7% slower,
-R=2048 1% faster to 5% slower."""
+``low x SMs < R <= high x SMs``, else `_FUSED_BLOCK_BYTES`. Up to 3 rows per SM the 32 KB kernels
+run in one wave of three programs per SM; above, three per SM would leave the second wave short
+(16-bit) or ranking in pass 1 wants more resident programs (fp32). A launch plan fixes R, so the
+plan picks (measurements: docs/design.md)."""
 _FUSED_NUM_WARPS = 8
-"""Warps of a `fused` program, and so the ranges of `_rank_ranges` (H200: 16 warps were 3-9%
-slower on sparse and dense rows and 65536 bytes per iteration 7-33%, results/h200-2026-11-30-s4
-run 1; with the ranges, 16 warps were up to 6% faster at R=512 and 4-5% slower on bf16 rows at
-R=256, V=151936, results/h200-2026-11-30-s6 run 5; with the paired kernel, 50 registers at 16
-warps: up to 2.7% faster on rows of V=262144 at R=256-512, up to 2.5% slower on V=151936 and
-5.9% at R=1024, results/h200-2026-12-01-s7 run 3)."""
+"""Warps of a `fused` program, and so the ranges of `_rank_ranges`: 16 won on some shapes and
+lost on others (measurements: docs/design.md)."""
 _FUSED_RANK_WORDS = 512
 """Mask words a `fused` program ranks per block-wide step of a truncated row (count > W; 32
-columns each); 2048 won on some shapes and lost up to 18% on others (results/h200-2026-11-30-s4
-run 3, when every row took these steps)."""
+columns each): 2048 won on some shapes and lost more on others (measurements: docs/design.md)."""
 _FUSED_UNIT_COLUMNS = {2: 8, 4: 32, 8: 32}
 """Columns per mask unit of `fused`'s pass 1 by element size: bytes for 16-bit dtypes (a
-thread's 16-byte vector, no shuffle or barrier in the loop: bf16 sparse and dense rows 5-14%
-faster at R=256 and 1024 on the H200), words otherwise (fp32 bytes still need a shuffle and a
-barrier pair per iteration, and were within 1% of words). results/h200-2026-11-30-s4 runs 1, 3."""
+thread's 16-byte vector: no shuffle or barrier in the loop), words otherwise (fp32 bytes still
+need a shuffle and a barrier pair per iteration, and gained nothing; docs/design.md)."""
 _FUSED_RANGE_SUBSTEPS = 4
-"""Words per lane a `fused` warp ranks per step of its range (`_rank_ranges`; a multiple of
-`_EMIT_WORDS`, the words a PTX bit loop takes at once): 2 was up to 4% slower with every 32nd
-word per lane (H200, results/h200-2026-11-30-s6 run 4); 8, with runs of words per lane and
-Triton's bit loop, took paired bf16 from 74 to 76 registers at 32 KB per iteration and from 40
-to 58 at 16 KB (six programs per SM to four), and 1.3-1.6% more time at R=256-1024
-(h200-2026-12-02-s2 run 1; registers: its local-sass.txt)."""
+"""Words per lane a `fused` warp ranks per step of its range (`_rank_ranges`); must be a
+multiple of `_EMIT_WORDS`, the words a PTX bit loop takes at once. 2 was slower, 8 cost
+registers and resident programs (measurements: docs/design.md)."""
 _FUSED_COUNT_SUBSTEPS = 8
-"""Words per lane a `fused` warp counts per step of its range (`_count_ranges`): 16 took bf16
-`fused` to 80 registers (the compiler hoists the tile's index math above pass 1;
-benchmarks/triton_registers.py, sm_90, triton 3.6). The paired 16-bit kernel, then at 104
-either way, was no faster with 8 and 16 words per rank and count step (or 4 and 16, 8 and 8):
-0.998-1.009x, results/h200-2026-12-01-s5 run 4."""
+"""Words per lane a `fused` warp counts per step of its range (`_count_ranges`): 16 raised bf16
+`fused`'s registers, as the compiler hoists the tile's index math above pass 1 (docs/design.md)."""
 _ROWWISE_BLOCK = 8192
 """Upstream's BLOCK_SIZE."""
 _ROWWISE_NUM_WARPS = 4
 """Triton's default, which upstream launches with."""
 _PAD_BLOCK = 1024
 _FILL_BLOCK: tl.constexpr = tl.constexpr(512)
-"""Consecutive ids stored per step for full mask words: a small tile, since a 32 * NW one took
-`fused` from 64 to 102 registers and 1024 to 80 (fp32, sm_90, triton 3.9), halving its
-resident programs."""
+"""Consecutive ids stored per step for full mask words: a small tile, since a 32 * NW one raised
+`fused`'s registers enough to halve its resident programs (docs/design.md)."""
 _TILES_BLOCK = 256
 """Flags a `split` tile reads per step of its look-back."""
 
@@ -291,8 +222,8 @@ def _emit_ptx(words: int) -> str:
     to its next slot and clears it; a word whose next slot is at or past the width is dropped;
     the loop ends when all are empty, so a warp runs as many rounds as its fullest word has
     bits. The words' chains are independent, so a round's latencies overlap as in Triton's loop
-    (a loop per word, one chain at a time, was slower: results/h200-2026-12-02-s3). Labels are
-    local to the braces (PTX scopes them by block), so every copy of the loop has its own."""
+    (a loop per word, one chain at a time, was slower). Labels are local to the braces (PTX
+    scopes them by block), so every copy of the loop has its own."""
     operand = {name: k * words for k, (name, _) in enumerate(_EMIT_OPERANDS)}
     body = []
     for k in range(words):
@@ -405,10 +336,10 @@ def _pack_units(bits, EXP: tl.constexpr, UNIT: tl.constexpr, PAIRS: tl.constexpr
 
     One select per element and one sum per unit: the bits are disjoint, so the sum is the OR
     (exact in any width). A byte's sum also carries its count: column b weighs
-    ``1 << (b + 8) | 1``, so the byte is ``sum >> 8`` and the count ``sum & 15`` (no popcount;
-    `fused` bf16 took 64 registers against 76, sm_90, triton 3.9). A word's 32 columns span
-    several threads of a warp (shuffles, no block barrier); a byte's 8 columns of a 16-bit
-    dtype are one thread's 16-byte vector (no shuffle).
+    ``1 << (b + 8) | 1``, so the byte is ``sum >> 8`` and the count ``sum & 15`` (no popcount,
+    which cost bf16 `fused` registers). A word's 32 columns span several threads of a warp
+    (shuffles, no block barrier); a byte's 8 columns of a 16-bit dtype are one thread's 16-byte
+    vector (no shuffle).
     """
     if PAIRS:  # both halves of an int32 tested at once (SWAR)
         PAIR_EXP: tl.constexpr = EXP | (EXP << 16)
@@ -418,8 +349,8 @@ def _pack_units(bits, EXP: tl.constexpr, UNIT: tl.constexpr, PAIRS: tl.constexpr
         carried = ((bits & PAIR_EXP) ^ PAIR_EXP) + 0x7FFF7FFF
         # words 0-1 give columns 0-3 at bits 7, 15, 23, 31 of `low`, words 2-3 columns 4-7 of
         # `high`; merged a nibble apart, one multiply moves all eight to bits 24-31 in order
-        # (its four shifted copies land on distinct bits, so nothing carries): compact.cu's
-        # kept_byte, which took its bf16 loop from 191 to 167 instructions
+        # (its four shifted copies land on distinct bits, so nothing carries), as compact.cu's
+        # kept_byte
         even, odd = tl.split(tl.reshape(carried, (bits.shape[0], 2, 2)))
         low, high = tl.split(_top_bits(even, odd))
         merged = high + ((low >> 4) & 0x0FFFFFFF)
@@ -492,7 +423,7 @@ def _emit_ids(ids_row_ptr, words, slot, cols, width, bits, THREAD_LOOP: tl.const
     Triton's loops take a bound uniform over the program, so every word takes `bits` rounds
     (masked stores). THREAD_LOOP, on the GPU: a PTX loop (`_EMIT_PTX`) over each thread's
     `_EMIT_WORDS` words at once, so a warp runs as many rounds as its own fullest word has bits
-    (bf16 `fused` 0.6-1.1% faster: module docstring). It wants a tile built from an ``arange``,
+    (faster on bf16 `fused`: docs/design.md). It wants a tile built from an ``arange``,
     `_EMIT_WORDS` words or a multiple per thread (`_rank_ranges`): a word reduced from a tile is
     held by several threads, which would each run its loop. The interpreter runs no inline PTX;
     a test checks both forms against Python (on the GPU, the PTX loop for THREAD_LOOP).
@@ -546,9 +477,8 @@ def _range_tile(range_words, RANGES: tl.constexpr, SUBSTEPS: tl.constexpr, RUNS:
     instruction reads 32 consecutive words, for counting). Its [SUBSTEPS, RANGES, 32] view has
     the flat tile's layout: lanes, warps and registers, so with runs a word's rank is a sum over
     the lane's registers plus one scan across the warp (shuffles), and loads and stores need no
-    layout conversion. (Ranking every 32nd word took a warp scan and a warp sum per substep:
-    207 SASS instructions a step against 151, 147 with `_lowest_bit`'s ``bfind``; sm_90,
-    triton 3.6.)"""
+    layout conversion. (Ranking every 32nd word took a warp scan and a warp sum per substep, and
+    more instructions.)"""
     element = tl.arange(0, SUBSTEPS * RANGES * 32)
     lane, substep = element % 32, element // (RANGES * 32)
     offset = lane * SUBSTEPS + substep if RUNS else substep * 32 + lane
