@@ -3,7 +3,9 @@
 Times back-to-back calls (no synchronisation) through the public API and through the backend
 module's ``compact`` directly (the difference is the contract's checks and dispatch), for fp32
 and bf16 logits, in interleaved rounds beside the harness's host probe (a one-element torch
-fill: `masks.compare.host_probe`), so runs on a busy and a quiet host can be told apart. Then
+fill: `masks.compare.host_probe`), so runs on a busy and a quiet host can be told apart, and
+beside the host's launch floor (``driver launch``: an empty kernel queued by CuPy's binding of
+``cuLaunchKernel``, where every backend's launch ends, with no Python of ours). Then
 it profiles the API calls with cProfile and prints the functions with the most own time: the
 launch path of each kernel language, not the kernel.
 
@@ -47,6 +49,22 @@ def dispatch_calls(name: str, dtype: torch.dtype, device: torch.device) -> dict:
     return calls
 
 
+def driver_launch(device: torch.device) -> functools.partial:
+    """An empty kernel, no parameters, queued on torch's current stream through CuPy's binding of
+    ``cuLaunchKernel``: the host cost of a launch itself, below which no backend's call goes."""
+    import cupy
+
+    with cupy.cuda.Device(device.index):
+        kernel = cupy.RawModule(code='extern "C" __global__ void empty() {}').get_function("empty")
+        function = kernel.kernel.ptr
+    stream = torch.cuda.current_stream(device).cuda_stream
+    launch = functools.partial(
+        cupy.cuda.driver.launchKernel, function, 1, 1, 1, 32, 1, 1, 0, stream, 0, 0
+    )
+    launch()
+    return launch
+
+
 def profile(call, label: str, report: io.StringIO) -> None:
     torch.cuda.synchronize()
     profiler = cProfile.Profile()
@@ -70,6 +88,8 @@ def main() -> None:
     available = available_backends(device)
     names = [name for name in args.backends.split(",") if name in available]
     calls = {"probe": compare.host_probe(device)}
+    if "cupy" in available:
+        calls["driver launch"] = driver_launch(device)
     for name in names:
         for dtype_name, dtype in DTYPES.items():
             for how, call in dispatch_calls(name, dtype, device).items():
