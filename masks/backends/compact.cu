@@ -51,8 +51,8 @@ __device__ __forceinline__ unsigned kept_byte(const uint4 (&q)[T::kVecs]) {
     // half's top bit iff its exponent field is not all ones (no carry crosses halves). Two byte
     // permutes put elements 0-3 and 4-7 at bits 7, 15, 23, 31 of two words; merged a nibble
     // apart, one multiply moves all eight to bits 24-31 in order (its four shifted copies land
-    // on distinct bits, so nothing carries). Fewer instructions than a test per element
-    // (measurements: docs/design.md, CUDA C kernels).
+    // on distinct bits, so nothing carries). Fewer instructions than a test per element and a
+    // gather by shifts, for a small gain in time (measurements: docs/design.md, CUDA C kernels).
     constexpr unsigned kFields = static_cast<unsigned>(T::kExp) * 0x10001u;
     unsigned carried[4];  // the result in each half's top bit
 #pragma unroll
@@ -202,8 +202,8 @@ constexpr int kMaxGroupBytes = 8 * 32;  // mask bytes of a pass-1 group of 8 seg
 // 8 * kN consecutive columns (a single segment's lane already holds its 8), ranked by one
 // shuffle scan of the lanes' popcounts and written bit by bit by pass 2's `emit_ids`, one
 // 32-bit word at a time (a group whose columns are all kept as consecutive ids with coalesced
-// stores). One scan per group rather than per segment (measurements: docs/design.md, CUDA C
-// kernels).
+// stores). One scan per group, where the ranking it replaced took three scans of packed 10-bit
+// per-segment counts and a bit loop per segment (measurements: docs/design.md, CUDA C kernels).
 template <int kN>
 __device__ __forceinline__ void rank_bytes(const unsigned (&bits)[kN], long long seg,
                                            IdSink& sink) {
@@ -251,10 +251,11 @@ __device__ __forceinline__ void rank_bytes(const unsigned (&bits)[kN], long long
 }
 
 // Pass 1: writes the mask bytes of segments [seg, seg_end) of a row and returns this lane's
-// kept count. No barrier and no cross-lane traffic. Whole groups of kUnroll in-bounds segments
-// (8 16-byte loads per lane, issued before any is tested) go through the vector loop; the rest
-// (the row's end, a unit shorter than a group, strided rows) one segment at a time, with the
-// next segment's loads issued before the current one is tested (measurements: docs/design.md,
+// kept count. No barrier, and no cross-lane traffic but kRank's (`fused`: `rank_bytes` once per
+// group). Whole groups of kUnroll in-bounds segments (8 16-byte loads per lane, issued before any
+// is tested) go through the vector loop; the rest (the row's end, a unit shorter than a group,
+// strided rows) one segment at a time, with the next segment's loads issued before the current
+// one is tested (loading them as one more predicated group was slower at R = 1-4: docs/design.md,
 // CUDA C kernels).
 template <class T, bool kVec, bool kRank = false>
 __device__ __forceinline__ unsigned stream_mask(const typename T::Bits* row_logits,

@@ -5,15 +5,16 @@ measurements behind it: docs/design.md, "CUDA C kernels and the CuPy backend"):
 
 * Bytes: logits are read once with streaming loads (``__ldcs``; 16-byte vectors when a row is
   contiguous and 16-byte aligned, scalar strided loads otherwise), the mask, ids and counts
-  written once. Nothing more is asked of the L2: no prefetch or other cache hint tried was
-  faster. Finiteness is tested on the bit pattern (exponent all ones = not kept), so every dtype
-  is read as unsigned integers and NaN payloads never matter.
+  written once. Nothing more is asked of the L2: L2 prefetches were slower, the other cache
+  hints tried within 2% or slower. Finiteness is tested on the bit pattern (exponent all ones =
+  not kept), so every dtype is read as unsigned integers and NaN payloads never matter.
 * Layout: a row is cut into 256-column *warp segments*; lane l owns mask byte l of a segment
   (columns 8l..8l+7), so a mask store is one coalesced byte per lane.
 * Pass 1 streams a warp's contiguous range of segments, issuing 8 16-byte loads per lane before
   testing any (several segments in flight), writing mask bytes and accumulating a lane count. No
-  block barrier and no shuffle in the loop: per-segment scans starve memory-level parallelism.
-  The warp counts are combined once.
+  block barrier in the loop, and no shuffle but ``fused``'s one scan per group (below): the
+  previous design's block scans per segment starved memory-level parallelism. The warp counts
+  are combined once.
 * Pass 2 ranks from the mask the warp just wrote (1/32 of the fp32 bytes, L2-hot): each lane
   takes consecutive 32-bit words, a shuffle scan of the lanes' popcounts gives their ranks, only
   the set bits are visited, and the warp stops once its ranks reach W, so ranking costs words +
@@ -24,12 +25,13 @@ measurements behind it: docs/design.md, "CUDA C kernels and the CuPy backend"):
 * ``split`` (few rows; R=1 must fill the GPU): a *unit* is ``segs_per_unit`` segments of a row,
   one per warp; a tile (block) is ``SPLIT_THREADS / 32`` units. A block takes a ticket from an
   atomic counter and works on that tile: pass 1, then it publishes the tile's kept count as a
-  flag and sums the flags of the row's earlier tiles (a decoupled look-back; a tile stops once
-  the sum reaches W, and one that keeps nothing needs none), then pass 2; the row's last tile
-  writes the count and the -1 padding. A ticket is only ever waited on after the block holding
-  it has started, so nothing relies on blocks being co-resident. Counters and flags live in the
-  stream's zeroed scratch (`masks.backends.scratch`), which the launch's last block resets. One
-  launch: a counting launch then a ranking launch costs more device time and host dispatch.
+  flag and sums the flags of the row's earlier tiles (a decoupled look-back; a tile other than
+  the row's last stops once the sum reaches W, and one that keeps nothing needs none), then
+  pass 2; the row's last tile writes the count and the -1 padding. A ticket is only ever waited
+  on after the block holding it has started, so nothing relies on blocks being co-resident.
+  Counters and flags live in the stream's zeroed scratch (`masks.backends.scratch`), which the
+  last block to finish reading flags resets. One launch: a counting launch then a ranking launch
+  costs more device time and host dispatch.
 * ``fused`` (many rows): one block per row; warp k streams the k-th equal range of the row and
   ranks its ids during pass 1 (``rank_bytes``: a group's mask bytes pass through shared memory so
   that each lane holds consecutive bytes, then one shuffle scan), because at one wave of rows
@@ -46,7 +48,8 @@ call makes its launch plan (`_Plan`): kernel, grid, block and a parameter block 
 values, every kernel parameter being 64 bits wide with the data pointers first. A call writes
 its ``data_ptr()`` integers into the block and hands it to CuPy's binding of ``cuLaunchKernel``
 (``cupy.cuda.driver.launchKernel``) on torch's current stream, given as its raw pointer. No CuPy
-array, stream object or argument wrapper is built per call (wrappers cost 3 of 14.7 us at R=1).
+array, stream object or argument wrapper is built per call (CuPy's ``Function`` call, even with
+pre-wrapped arguments, took 14.7 us against 11.7 at R=1 on the H200: docs/design.md).
 Nothing reads device memory on the host, so a call never synchronises.
 """
 

@@ -10,8 +10,9 @@ Kernels (the layout of masks/backends/compact.cu, described in cupy.py's docstri
     1. Stream the range with many bytes in flight: groups of LOADS / itemsize segments, all
        LOADS 8-byte words per lane loaded before any is tested, by 16-byte streaming loads
        (`load_pair_streaming`) when the row is contiguous with a 16-byte aligned start and
-       stride; the rest (row ends, short units, strided rows) a segment at a time, the next
-       one's loads issued before the current one is tested. Elements are tested on their bit
+       stride; the rest (row ends, short units, strided rows: any strides, 64-bit offsets) a
+       segment at a time, the next one's loads issued before the current one is tested.
+       Elements are tested on their bit
        patterns (kept = exponent field not all ones); the lane stores its byte and adds its
        ``popc``: no vote, shuffle or barrier (but ``fused``'s ranking).
     2. Once the counts are combined (``fused``: one barrier; ``split``: one barrier and the
@@ -22,7 +23,8 @@ Kernels (the layout of masks/backends/compact.cu, described in cupy.py's docstri
     need not wait for an L2 round trip after its last load (pass 2 was the tail of a wave of
     rows): warp 0 writes its ids into the row, the others stage up to `STAGED_IDS` in shared
     memory and copy them into place after the barrier; only a warp that needs more ids than
-    it staged runs pass 2. Ranking is uint32 throughout: numba's default int64 tripled it.
+    it staged runs pass 2. Ranks and slots (< W) are uint32 throughout, addresses 64-bit: in
+    numba's default int64 the ranking tripled pass 1's instructions per group.
     ``split`` (few rows: R = 1 must fill the GPU) runs tiles of SPLIT_THREADS / 32 units, grid
     = rows x tiles (`split_tiling`), in one launch. Thread 0 of a block takes a ticket ``t =
     atomicAdd(state[0], 1)``; the block works on tile t (not ``blockIdx``), publishes
@@ -44,28 +46,31 @@ Kernels (the layout of masks/backends/compact.cu, described in cupy.py's docstri
 Dispatch (host cost is most of the time at R = 1, so it is designed, not defaulted)
     Kernels take raw pointers (``types.CPointer``, passed as plain integers: no device-array
     wrapper or per-array marshalling) and int64 scalars (Python ints travel as intptr-sized
-    parameters). Each signature is compiled explicitly, once, on first use (no GPU needed:
-    tests/test_numba_backend.py compiles them all to PTX); the ``cuda.core`` kernel,
-    ``LaunchConfig`` and argument prefix are cached per shape in a `_Plan` and the stream per
-    raw pointer, so a call is a dict lookup, a few ``data_ptr()`` reads and one
+    parameters). Each signature is compiled explicitly, once, on first use, under a lock (no
+    GPU needed: tests/test_numba_backend.py compiles them all to PTX); the ``cuda.core``
+    kernel, ``LaunchConfig`` and argument prefix are cached per shape in a `_Plan` and the
+    stream per raw pointer, so a call is a dict lookup, a few ``data_ptr()`` reads and one
     ``cuda.core.launch`` (where numba's ``_Kernel.launch`` ends, without its per-argument
     loop). ``split``'s scratch is held until the launch is queued; a CUDA graph being captured
     gets a zeroed buffer of its own.
 
 Simulator (NUMBA_ENABLE_CUDASIM=1, for CI without a GPU)
     The same kernels run on CPU tensors through zero-copy flat ``.numpy()`` views indexed with
-    the pointers' element offsets. The simulator runs a block at a time, a Python thread per
-    GPU thread, without votes, shuffles, warp barriers or libdevice, so `launch_constants`
-    picks small blocks, and `warp_scan`, `warp_ballot`, `warp_sum` and `byte_perm` resolve to
-    ``_shared`` forms (shared slots and `sync_warp` barriers) and shifts, each tested equal to
-    the hardware one on the GPU (tests/test_numba_backend.py). Rules: a warp's 32 lanes make
-    the same warp calls (warp-uniform control flow; warps may differ); the simulated block
-    barrier releases once every live thread waits at any block barrier, so every cross-warp
-    barrier (``fused``: one; ``split``: two and one per block-uniform look-back round) has as
-    many block barriers before it in every warp; ``cuda.popc`` and ``cuda.ffs`` see unsigned
-    words only. GPU only: spinning look-back flags (simulated blocks run in ``blockIdx``
-    order) and the word and 16-byte mask paths (the simulator copies array arguments per
-    launch, so simulated kernels rank from mask bytes).
+    the pointers' element offsets. The simulator runs a block at a time, a Python thread per GPU
+    thread (slow: `launch_constants` picks blocks of two warps, so the cross-warp paths run).
+    * It has no votes, shuffles, warp barriers or libdevice: `warp_scan`, `warp_ballot`,
+      `warp_sum` and `byte_perm` resolve to ``_shared`` forms (shared slots and `sync_warp`
+      barriers) and shifts, each tested equal to the hardware one on the GPU
+      (tests/test_numba_backend.py).
+    * A warp's 32 lanes make the same warp calls (warp-uniform control flow; warps may differ).
+    * The simulated block barrier releases once every live thread waits at any block barrier,
+      so every cross-warp barrier (``fused``: one; ``split``: two and one per block-uniform
+      look-back round; the GPU code has no others) has as many block barriers before it in
+      every warp.
+    * ``cuda.popc`` and ``cuda.ffs`` see unsigned words only.
+    * GPU only, covered by tests/test_numba_backend.py there: spinning look-back flags
+      (simulated blocks run in ``blockIdx`` order) and the word and 16-byte mask paths (the
+      simulator copies array arguments per launch, so simulated kernels rank from mask bytes).
 """
 
 from __future__ import annotations

@@ -7,14 +7,14 @@ written. Upstream vLLM (PR #54901; ``"rowwise"`` here, the baseline) runs one pr
 and ranks with an element-level ``tl.cumsum`` over every block: the scan dominates the
 instructions, and few rows leave most SMs idle.
 
-The other variants work in two passes. Pass 1 streams ``[N, UNIT]`` tiles (16-byte vector
-loads) whose rows are mask units, 32-column words (combined across a warp by shuffles) or, in
-``fused`` on 16-bit dtypes, 8-column bytes (one thread's vector: no shuffle, no barrier in the
-loop); a unit's finiteness bits are summed (disjoint bits: an exact OR), stored as the mask and
-popcounted. Pass 2 ranks from the mask words (L2-hot, a fraction of the logits' bytes) in work
-proportional to words and kept ids, not columns: word counts are prefix-summed, then each word
-gives up its lowest set bit per step (`_rank_words`). A block without kept ids costs one
-reduction, and ranking stops once ``min(count, W)`` ids are written.
+The other variants work in two passes (`fused` on fp32 and fp64 ranks in pass 1, below). Pass 1
+streams ``[N, UNIT]`` tiles (16-byte vector loads) whose rows are mask units, 32-column words
+(combined across a warp by shuffles) or, in ``fused`` on 16-bit dtypes, 8-column bytes (one thread's
+vector: no shuffle, no barrier in the loop); a unit's finiteness bits are summed (disjoint bits: an
+exact OR), stored as the mask and popcounted. Pass 2 ranks from the mask words (L2-hot, a fraction
+of the logits' bytes) in work proportional to words and kept ids, not columns: word counts are
+prefix-summed, then each word gives up its lowest set bit per step (`_rank_words`). A block without
+kept ids costs one reduction, and ranking stops once ``min(count, W)`` ids are written.
 
 * ``"split"`` (few rows): one program per tile (row, ``CHUNK`` columns) in one launch (at
   R=1..16 a second launch cost ~1.5-2 us of device time). A program takes a ticket (an atomic
@@ -26,13 +26,16 @@ reduction, and ranking stops once ``min(count, W)`` ids are written.
   padding. Ticket, counters and flags live in the stream's zeroed scratch
   (`masks.backends.scratch`), reset by the last program to finish reading flags: no call pays a
   memset, and CUDA-graph replays find them zero.
-* ``"fused"`` (many rows): one program per row, one launch. fp32 and fp64 rank each block in
-  pass 1 as it streams (`_rank_words`), leaving no pass 2 as the tail of a wave. 16-bit rows,
-  whose ranking the loads would not hide, keep two passes: pass 1 has no block-wide reduction in
-  its loop and tests two columns per int32 where the layout allows (`_pairs`, `_top_bits`); a
-  barrier publishes the mask to the block; a row that fits in W is ranked one range of words
-  per warp, with warp scans and a bit loop bounded by the warp's own fullest word (no rank step
-  waits for the block), a truncated row in block-wide steps until W ids are written.
+* ``"fused"`` (many rows): one program per row, one launch.
+
+  - fp32 and fp64 rank each block in pass 1 as it streams (`_rank_words`), leaving no pass 2
+    as the tail of a wave.
+  - 16-bit rows, whose ranking the loads would not hide, keep two passes. Pass 1 has no
+    block-wide reduction in its loop and tests two columns per int32 where the layout allows
+    (`_pairs`, `_top_bits`); a barrier publishes the mask to the block. A row that fits in W is
+    then ranked one range of words per warp, with warp scans and, on the GPU, a bit loop
+    bounded by the warp's own fullest word (no rank step waits for the block); a truncated row
+    in block-wide steps until W ids are written.
 * ``"auto"`` (default): ``fused`` once ``R >= _FUSED_MIN_ROWS_PER_SM * num_SMs``, else ``split``.
 
 Triton has no popcount, find-first-set or byte permute: on the GPU `_popcount`, `_lowest_bit`,
@@ -44,15 +47,15 @@ bf16 arithmetic) runs the same code. Offsets are int64 (``R * V`` may pass 2**31
 view has column stride R). Inactive rows (``num_sampled_tokens[r] <= 0``) write zero mask
 bytes, count 0 and ``-1`` ids without reading logits (``rowwise`` reads them, as upstream does).
 
-Launches go on the current CUDA device's current torch stream (``compact`` makes the logits'
-device current first), with no host synchronisation. A call key's first call goes through
-Triton's JIT under a lock (its cache fills and the interpreter's patching are not guaranteed
-thread safe) and becomes a launch plan (`_Plan`; `_call_key`: at least what the JIT specialises
-on, no key for an unaligned pointer). Later calls only queue the plan with their data pointers,
-through Triton's C launcher itself where `_RAW_LAUNCHER` allows, skipping the JIT's per-call
-binding and hashing (~14 us per launch) and its launch hooks (``knobs.runtime.launch_enter_hook``:
-profilers such as proton see no call). Block sizes are functions of shape and device only; the
-kernels are the same on the GPU and in the interpreter.
+Launches go on the current CUDA device's current torch stream (``compact`` makes the logits' device
+current first), with no host synchronisation. A call key's first call goes through Triton's JIT
+under a lock (its cache fills and the interpreter's patching are not guaranteed thread safe) and
+becomes a launch plan (`_Plan`; `_call_key`: at least what the JIT specialises on, no key for an
+unaligned pointer). Later calls only queue the plan with their data pointers, through Triton's C
+launcher itself where `_RAW_LAUNCHER` allows, skipping the JIT's per-call binding and hashing
+(~14 us per launch on the H200's host, triton 3.6) and its launch hooks
+(``knobs.runtime.launch_enter_hook``: profilers such as proton see no call). Block sizes are
+functions of shape and device only; the kernels are the same on the GPU and in the interpreter.
 """
 
 from __future__ import annotations
@@ -99,32 +102,35 @@ _FUSED_BLOCK_BYTES = 32768
 """Logit bytes a `fused` program loads per loop iteration: three programs fit per SM, and twice
 as much was slower (measurements: docs/design.md)."""
 _FUSED_RANKS_IN_PASS1 = {2: False, 4: True, 8: True}
-"""Whether `fused` ranks each block in pass 1, by element size (else pass 2 ranks from the
-mask): faster on fp32 rows, slower on 16-bit ones, whose pass-1 loads no longer hide the ranking
-of twice as many columns per byte (measurements: docs/design.md). fp64 follows fp32, unmeasured."""
+"""Whether `fused` ranks each block in pass 1, by element size (else pass 2 ranks from the mask):
+faster on sparse and dense fp32 rows (full rows level), slower on 16-bit ones, whose pass-1 loads no
+longer hide the ranking of twice as many columns per byte (measurements: docs/design.md). fp64
+follows fp32, unmeasured."""
 _FUSED_SMALL_BLOCK_BYTES = 16384
 """Logit bytes a `fused` program loads per iteration where `_FUSED_SMALL_BLOCK_ROWS_PER_SM` says
 so: fewer registers, so four (fp32) or six (paired 16-bit) programs per SM instead of three."""
 _FUSED_SMALL_BLOCK_ROWS_PER_SM = {2: (3.0, 4.0), 4: (3.0, math.inf), 8: (3.0, math.inf)}
 """By element size, ``(low, high)``: `fused` loads `_FUSED_SMALL_BLOCK_BYTES` per iteration when
 ``low x SMs < R <= high x SMs``, else `_FUSED_BLOCK_BYTES`. Up to 3 rows per SM the 32 KB kernels
-run in one wave of three programs per SM; above, three per SM would leave the second wave short
-(16-bit) or ranking in pass 1 wants more resident programs (fp32). A launch plan fixes R, so the
-plan picks (measurements: docs/design.md)."""
+run in one wave of three programs per SM; in the band, three per SM would leave the second wave
+short (16-bit) or ranking in pass 1 wants more resident programs (fp32). The choice is made once
+per launch plan, since a plan fixes R (measurements: docs/design.md)."""
 _FUSED_NUM_WARPS = 8
 """Warps of a `fused` program, and so the ranges of `_rank_ranges`: 16 won on some shapes and
 lost on others (measurements: docs/design.md)."""
 _FUSED_RANK_WORDS = 512
 """Mask words a `fused` program ranks per block-wide step of a truncated row (count > W; 32
-columns each): 2048 won on some shapes and lost more on others (measurements: docs/design.md)."""
+columns each): 2048 won on some shapes and lost up to 18% on others, measured when every row
+took these steps (docs/design.md)."""
 _FUSED_UNIT_COLUMNS = {2: 8, 4: 32, 8: 32}
 """Columns per mask unit of `fused`'s pass 1 by element size: bytes for 16-bit dtypes (a
 thread's 16-byte vector: no shuffle or barrier in the loop), words otherwise (fp32 bytes still
 need a shuffle and a barrier pair per iteration, and gained nothing; docs/design.md)."""
 _FUSED_RANGE_SUBSTEPS = 4
 """Words per lane a `fused` warp ranks per step of its range (`_rank_ranges`); must be a
-multiple of `_EMIT_WORDS`, the words a PTX bit loop takes at once. 2 was slower, 8 cost
-registers and resident programs (measurements: docs/design.md)."""
+multiple of `_EMIT_WORDS`, the words a PTX bit loop takes at once. 2 was up to 4% slower (with
+every 32nd word per lane), 8 cost registers and resident programs (measurements:
+docs/design.md)."""
 _FUSED_COUNT_SUBSTEPS = 8
 """Words per lane a `fused` warp counts per step of its range (`_count_ranges`): 16 raised bf16
 `fused`'s registers, as the compiler hoists the tile's index math above pass 1 (docs/design.md)."""
