@@ -293,13 +293,7 @@ def _check_past_one_batch(variant: str, vocab: int) -> None:
     "tail",
     [
         pytest.param(808, id="mask-rows-unaligned"),
-        pytest.param(
-            832,
-            id="mask-rows-words",
-            marks=pytest.mark.skipif(
-                nb.SIMULATED, reason="the simulator ranks bytes, as in mask-rows-unaligned"
-            ),
-        ),
+        pytest.param(832, id="mask-rows-words"),
         pytest.param(896, id="mask-rows-16-bytes"),
     ],
 )
@@ -308,8 +302,8 @@ def test_ranges_longer_than_one_batch_of_rank_steps(variant: str, tail: int) -> 
     columns): the next batch of steps, full steps next to steps with masked columns, and W cut
     inside a step, which the conformance suite's emulated vocabulary does not reach; mask rows
     of ``V / 8`` bytes that are multiples of 16 (896: 16-byte loads in ``fused``), of 4 only
-    (832: word loads) and of neither (808: bytes), so every load path ranks rows with holes on
-    the GPU."""
+    (832: word loads) and of neither (808: bytes), so every load path ranks rows with holes, on
+    the GPU and in the simulator."""
     step_cols = 1024 * nb.FUSED_LANE_WORDS
     _check_past_one_batch(variant, nb.FUSED_THREADS // 32 * nb.RANK_STEPS * step_cols + tail)
 
@@ -589,11 +583,15 @@ def _pair_kernel(words, streaming, out):
             out[i], out[i + 1] = nb.load_pair_plain(words, i)
 
 
-def _quad_kernel(words, out):
-    """``out[4i: 4i + 4]`` = words ``4i .. 4i + 3`` by one `load_quad`."""
+def _quad_kernel(words, vector, out):
+    """``out[4i: 4i + 4]`` = words ``4i .. 4i + 3`` by one `load_quad_vector` or by
+    `load_quad_plain`."""
     i = 4 * (cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x)
     if i < words.size:
-        out[i], out[i + 1], out[i + 2], out[i + 3] = nb.load_quad(words, i)
+        if vector:
+            out[i], out[i + 1], out[i + 2], out[i + 3] = nb.load_quad_vector(words, i)
+        else:
+            out[i], out[i + 1], out[i + 2], out[i + 3] = nb.load_quad_plain(words, i)
 
 
 @pytest.mark.gpu
@@ -612,9 +610,11 @@ def test_streaming_pair_load_matches_simulator_safe_load() -> None:
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not HAS_GPU, reason="needs a CUDA GPU (outside the simulator)")
-def test_quad_load_returns_four_consecutive_words() -> None:
-    """The 16-byte mask-word load of ``fused``'s pass 2 (GPU only: the simulator ranks bytes)."""
+def test_quad_load_matches_simulator_safe_load() -> None:
+    """The 16-byte mask-word load of ``fused``'s pass 2 returns four consecutive words, as the
+    simulator's four loads do."""
     words = np.random.default_rng(1).integers(0, 2**32, 4096, dtype=np.int64).astype(np.uint32)
-    out = cuda.device_array_like(words)
-    cuda.jit(_quad_kernel)[8, 128](cuda.to_device(words), out)
-    np.testing.assert_array_equal(out.copy_to_host(), words)
+    for vector in (True, False):
+        out = cuda.device_array_like(words)
+        cuda.jit(_quad_kernel)[8, 128](cuda.to_device(words), vector, out)
+        np.testing.assert_array_equal(out.copy_to_host(), words)

@@ -68,9 +68,11 @@ Simulator (NUMBA_ENABLE_CUDASIM=1, for CI without a GPU)
       look-back round; the GPU code has no others) has as many block barriers before it in
       every warp.
     * ``cuda.popc`` and ``cuda.ffs`` see unsigned words only.
+    * The simulator copies each NumPy argument in and out of a launch, so the mask goes in as
+      one simulated device array and its uint32 view (`_compact_simulated`): the byte, word and
+      16-byte mask paths all run there, the last through `load_quad_plain`.
     * GPU only, covered by tests/test_numba_backend.py there: spinning look-back flags
-      (simulated blocks run in ``blockIdx`` order) and the word and 16-byte mask paths (the
-      simulator copies array arguments per launch, so simulated kernels rank from mask bytes).
+      (simulated blocks run in ``blockIdx`` order) and the hardware load and warp forms.
 """
 
 from __future__ import annotations
@@ -349,7 +351,7 @@ load_pair_streaming = _vector_load("ld.global.cs.v2.u64", types.uint64, 2)
 loads touch every sector twice as often as CUDA C's 16-byte vectors. The evict-first hint is
 CUDA C's ``__ldcs`` (pass 1 reads the logits once)."""
 
-load_quad = _vector_load("ld.global.v4.u32", types.uint32, 4)
+load_quad_vector = _vector_load("ld.global.v4.u32", types.uint32, 4)
 """Four uint32 mask words by one 16-byte load (pass 2 of ``fused``; CUDA C's ``uint4`` load in
 ``mask_words<4>``): one load where word loads take four."""
 
@@ -364,6 +366,17 @@ def load_pair_plain(words, index):
 
 
 load_pair = load_pair_plain if SIMULATED else load_pair_streaming
+
+
+@cuda.jit(device=True)
+def load_quad_plain(words, index):
+    """Simulator-safe `load_quad_vector`: four plain loads (tested equal on the GPU), held to the
+    16-byte alignment the GPU load needs by the same kind of assertion as `load_pair_plain`."""
+    assert index % 4 == 0, "a 16-byte load at a word that is not a multiple of 4"
+    return words[index], words[index + 1], words[index + 2], words[index + 3]
+
+
+load_quad = load_quad_plain if SIMULATED else load_quad_vector
 
 
 @cuda.jit(device=True)
@@ -1322,10 +1335,18 @@ def _compact_simulated(logits, num_sampled_tokens, out, variant) -> None:
     mask = out.packed_mask.view(-1).numpy()
     width, num_bytes = out.width, out.packed_mask.shape[1]
     shape = launch_geometry(num_reqs, vocab, variant, 4)  # a few tiles per row, as on a GPU
-    # The simulator copies each array argument in and out of a launch, so a uint32 view of the
-    # mask would not see the same launch's byte stores (and its copy back would undo them):
-    # the kernels rank from bytes here (alignment 1; the word paths run on a GPU).
-    masks = (mask, np.zeros(1, np.uint32), 1)
+    # The simulator copies each NumPy argument in and out of a launch, so a uint32 view of the
+    # mask passed as NumPy would not see the launch's byte stores (and its copy back would undo
+    # them). A simulated device array and its view share memory, so the mask's loads see its
+    # stores and rows take the load paths their alignment gives, as on the GPU.
+    device_mask = cuda.to_device(mask)
+    whole_words = mask.size // 4 * 4
+    if whole_words:
+        mask_words = device_mask[:whole_words].view(np.uint32)
+        mask_align = math.gcd(num_bytes, device_mask.ctypes.data, 16)
+    else:  # under 4 mask bytes in all: the byte path only
+        mask_words, mask_align = cuda.to_device(np.zeros(1, np.uint32)), 1
+    masks = (device_mask, mask_words, mask_align)
     head = (
         elements,
         words if words.size else np.zeros(1, np.uint64),
@@ -1339,6 +1360,7 @@ def _compact_simulated(logits, num_sampled_tokens, out, variant) -> None:
         kernels["fused"][num_reqs, FUSED_THREADS, 0, shared_bytes(FUSED_THREADS, staged=True)](
             *head, vocab, width, num_bytes, ids, counts, *masks
         )
+        device_mask.copy_to_host(mask)
         return
     grid = num_reqs * shape.tiles_per_row
     config = (grid, SPLIT_THREADS, 0, shared_bytes(SPLIT_THREADS))
@@ -1348,3 +1370,4 @@ def _compact_simulated(logits, num_sampled_tokens, out, variant) -> None:
             *head, vocab, width, num_bytes, shape.tiles_per_row, shape.segs_per_unit, ids,
             counts, *masks, state.numpy(),
         )  # fmt: skip
+    device_mask.copy_to_host(mask)
