@@ -81,9 +81,12 @@ def summarize(report: dict) -> str:
     timed = [r for r in report["results"] if r["status"] == "ok" and not r["emulated"]]
     env = report["environment"]
     ceiling = report["copy_ceiling"]
+    commit = env.get("git_commit")
+    if env.get("git_dirty"):  # the commit does not name the code: the sha256 does
+        commit = f"{commit} plus uncommitted changes"
     lines = [
         f"Device: {env.get('device_name')}; copy ceiling {ceiling['gbps']:.0f} GB/s "
-        f"(read + write, measured in the same run); commit {env.get('git_commit')}; "
+        f"(read + write, measured in the same run); commit {commit}; "
         f"code sha256 {(env.get('code_sha256') or 'not recorded')[:12]}; {env.get('date')}.",
         "",
         "| backend | min % ceiling, R>=256 fp32 (sparse/dense/full) | same, bf16 "

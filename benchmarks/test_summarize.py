@@ -119,3 +119,12 @@ def test_variants_and_the_reference_count_cells_below_80() -> None:
     for backend in ("cupy:split", "torch"):
         assert _row(report, backend)[3] == "18 of 18 < 80" and _row(report, backend)[-1] == "-"
     assert _row(report)[3] == "0 of 18 < 80"
+
+
+def test_a_dirty_tree_says_its_commit_is_not_the_code() -> None:
+    """A run from a tree with uncommitted changes (or a copied tree whose ``.git`` is stale)
+    names its commit as such; the code sha256 is what names the code."""
+    report = _report()
+    assert "commit c; " in summarize(report)
+    report["environment"]["git_dirty"] = True
+    assert "commit c plus uncommitted changes; " in summarize(report)
