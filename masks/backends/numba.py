@@ -1360,14 +1360,12 @@ def _compact_simulated(logits, num_sampled_tokens, out, variant) -> None:
         kernels["fused"][num_reqs, FUSED_THREADS, 0, shared_bytes(FUSED_THREADS, staged=True)](
             *head, vocab, width, num_bytes, ids, counts, *masks
         )
-        device_mask.copy_to_host(mask)
-        return
-    grid = num_reqs * shape.tiles_per_row
-    config = (grid, SPLIT_THREADS, 0, shared_bytes(SPLIT_THREADS))
-    cpu = torch.device("cpu")
-    with stream_scratch.for_stream(-1, 0).hold(2 + grid, cpu) as state:
-        kernels["split"][config](
-            *head, vocab, width, num_bytes, shape.tiles_per_row, shape.segs_per_unit, ids,
-            counts, *masks, state.numpy(),
-        )  # fmt: skip
+    else:
+        grid = num_reqs * shape.tiles_per_row
+        config = (grid, SPLIT_THREADS, 0, shared_bytes(SPLIT_THREADS))
+        with stream_scratch.for_stream(-1, 0).hold(2 + grid, torch.device("cpu")) as state:
+            kernels["split"][config](
+                *head, vocab, width, num_bytes, shape.tiles_per_row, shape.segs_per_unit, ids,
+                counts, *masks, state.numpy(),
+            )  # fmt: skip
     device_mask.copy_to_host(mask)
