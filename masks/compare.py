@@ -21,9 +21,10 @@ CUDA graph preallocates its outputs, and allocator cost would blur the kernel co
 repetition reuses the same input tensor: the L2 flush already makes each one read its logits
 from memory, so rotating input copies is not needed.
 
-Emulated backends (Triton interpreter, Numba CUDA simulator) are gate-checked on shapes of up to
-`EMULATION_MAX_LOGITS` logits and timed once (no dispatch figure); their figures are labelled
-"emulated: not performance" in the table, JSON and CSV, and left out of the plots.
+Emulated backends (Triton interpreter, Numba CUDA simulator, the CuPy backend's CUDA C built for
+the CPU) are gate-checked on shapes of up to `EMULATION_MAX_LOGITS` logits and timed once (no
+dispatch figure); their figures are labelled "emulated: not performance" in the table, JSON and
+CSV, and left out of the plots.
 
 ``--write-auto-order`` turns results into ``masks/auto_order.json``, the preference order of
 ``backend="auto"`` (see `auto_order_from_results`).
@@ -587,7 +588,9 @@ def environment(device: torch.device, command: str) -> dict[str, Any]:
         "code_sha256": code_fingerprint(),
         "git_dirty": None if (status := _git("status", "--porcelain")) is None else bool(status),
         "emulation": {
-            var: os.environ.get(var) for var in ("TRITON_INTERPRET", "NUMBA_ENABLE_CUDASIM")
+            spec.emulation_env: os.environ.get(spec.emulation_env)
+            for spec in registry.BACKENDS.values()
+            if spec.emulation_env is not None
         },
     }
     if device.type == "cuda":
@@ -643,7 +646,8 @@ def code_fingerprint() -> str:
     that ran even where the checkout has no ``.git`` or a stale one (a copied tree)."""
     package = Path(masks.__file__).resolve().parent
     digest = hashlib.sha256()
-    for path in sorted(p for p in package.rglob("*") if p.suffix in (".py", ".cu", ".json")):
+    sources = (".py", ".cu", ".h", ".json")
+    for path in sorted(p for p in package.rglob("*") if p.suffix in sources):
         digest.update(path.relative_to(package).as_posix().encode() + b"\0")
         digest.update(path.read_bytes())
     return digest.hexdigest()
@@ -1000,7 +1004,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--emulate",
         action=argparse.BooleanOptionalAction,
         help="run the GPU kernels through their CPU emulations (Triton's interpreter, Numba's "
-        "CUDA simulator); default: on when there is no CUDA device. Never timed as performance",
+        "CUDA simulator, CuPy's CUDA C built for the CPU); default: on when there is no CUDA "
+        "device. Never timed as performance",
     )
     timing_group.add_argument("--seed", type=int, default=0)
     timing_group.add_argument(

@@ -70,7 +70,7 @@ BACKENDS: dict[str, BackendSpec] = {
     for spec in (
         BackendSpec("torch", extra=None, gpu_only=False),
         BackendSpec("triton", extra="triton", gpu_only=True, emulation_env="TRITON_INTERPRET"),
-        BackendSpec("cupy", extra="cupy", gpu_only=True),
+        BackendSpec("cupy", extra="cupy", gpu_only=True, emulation_env="MASKS_CUPY_EMULATE"),
         BackendSpec("numba", extra="numba", gpu_only=True, emulation_env="NUMBA_ENABLE_CUDASIM"),
     )
 }

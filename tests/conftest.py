@@ -19,12 +19,12 @@ from masks import registry
 
 DEVICE = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 REQUIRED = {name for name in os.environ.get("MASKS_REQUIRE_BACKENDS", "").split(",") if name}
-"""Backends that must run on the CPU when it is the device under test (the torch, triton and
-numba tox envs name their own, for CI's CPU modes): one whose probe fails there (a wrong
-result, a broken install, a missing emulation switch) fails the tests that use it instead of
-being skipped. On a CUDA host the device under test is CUDA, this does not apply and the
-registry's skips stand: under the emulation switches that the triton and numba envs set, those
-backends skip CUDA tensors, so native runs are ``pytest tests`` outside tox."""
+"""Backends that must run on the CPU when it is the device under test (the torch, triton,
+cupy-emulated and numba tox envs name their own, for CI's CPU modes): one whose probe fails
+there (a wrong result, a broken install, a missing emulation switch) fails the tests that use it
+instead of being skipped. On a CUDA host the device under test is CUDA, this does not apply and
+the registry's skips stand: under the emulation switches that those envs set, their backends
+skip CUDA tensors, so native runs are ``pytest tests`` outside tox."""
 if unknown := sorted(REQUIRED - set(registry.BACKENDS)):
     raise ValueError(f"MASKS_REQUIRE_BACKENDS names unknown backends: {unknown}")
 

@@ -12,13 +12,13 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 import torch
-from cases import VOCAB, Case, conformance_cases, empty_cases
+from cases import VOCAB, Case, conformance_cases, empty_cases, slow_emulation
 from conftest import backend_params
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy_contract import numpy_contract
 
-from masks import SamplingMask, compact_sampling_mask, registry
+from masks import SamplingMask, compact_sampling_mask
 from masks.testing import assert_csr_equal, assert_masks_equal, reference
 
 Runner = Callable[[torch.Tensor, "torch.Tensor | None", int, SamplingMask], SamplingMask]
@@ -84,11 +84,11 @@ def check_case(run: Runner, case: Case, device: torch.device) -> None:
 
 
 def backend_cases() -> list:
-    """(backend, case) pairs; emulated backends get the same cases on a smaller vocabulary."""
+    """(backend, case) pairs; slow emulations get the same cases on a smaller vocabulary."""
     return [
         pytest.param(param.values[0], case, id=f"{param.values[0]}-{case.name}", marks=param.marks)
         for param in BACKENDS
-        for case in conformance_cases(registry.is_emulated(param.values[0]))
+        for case in conformance_cases(slow_emulation(param.values[0]))
     ]
 
 

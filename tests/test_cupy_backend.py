@@ -1,5 +1,7 @@
 """The CuPy backend: its CUDA C compiles cleanly with nvcc, it reports itself unavailable without
-a GPU, and (on a GPU) it is right on layouts, streams and concurrent first calls.
+a GPU, and it is right on layouts, tiles, its scratch and concurrent first calls: on a GPU, and
+on the CPU through its emulation (``MASKS_CUPY_EMULATE=1``, `masks.backends.cuda_emulation`),
+which needs no CuPy.
 
 Bit-for-bit agreement of every variant with the reference on the whole input space is the
 shared conformance suite's job; these tests cover what is specific to this backend.
@@ -7,6 +9,7 @@ shared conformance suite's job; these tests cover what is specific to this backe
 
 from __future__ import annotations
 
+import sys
 import threading
 from pathlib import Path
 
@@ -15,7 +18,7 @@ import torch
 from conftest import counting_calls
 
 import masks
-from masks.backends import scratch
+from masks.backends import cuda_emulation, scratch
 from masks.testing import (
     NVCC,
     NVCC_REQUIRED,
@@ -25,10 +28,21 @@ from masks.testing import (
     reference,
 )
 
-cupy = pytest.importorskip("cupy", reason="cupy is not installed")
 cupy_backend = pytest.importorskip("masks.backends.cupy", reason="cupy is not installed")
 
-needs_gpu = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+EMULATED = cupy_backend.EMULATED
+DEVICE = "cpu" if EMULATED else "cuda"
+"""Where the backend's kernels run in this process."""
+native = pytest.mark.skipif(
+    EMULATED, reason=f"checks CuPy itself (the cupy tox env, without {cuda_emulation.SWITCH}=1)"
+)
+runs_here = pytest.mark.skipif(
+    not EMULATED and not torch.cuda.is_available(),
+    reason=f"needs a CUDA device or the CPU emulation ({cuda_emulation.SWITCH}=1)",
+)
+needs_gpu = pytest.mark.skipif(
+    EMULATED or not torch.cuda.is_available(), reason="needs a CUDA device, natively"
+)
 DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
 
 
@@ -57,6 +71,7 @@ def test_kernel_names_cover_both_load_paths() -> None:
     assert cupy_backend.VARIANTS == ("auto", "split", "fused")
 
 
+@native
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the no-GPU behaviour")
 def test_without_a_gpu_cupy_is_unavailable_with_a_reason() -> None:
     for device in ("cpu", "cuda"):
@@ -69,6 +84,7 @@ def test_without_a_gpu_cupy_is_unavailable_with_a_reason() -> None:
         masks.compact_sampling_mask(logits, backend="cupy:fused")
 
 
+@native
 def test_unavailable_reason_names_cupys_runtime_error() -> None:
     import cupy
 
@@ -97,7 +113,16 @@ def _layouts(logits: torch.Tensor) -> dict[str, torch.Tensor]:
     }
 
 
-@needs_gpu
+@pytest.mark.skipif(not EMULATED, reason=f"checks the emulation ({cuda_emulation.SWITCH}=1)")
+def test_the_emulation_runs_on_cpu_tensors_only() -> None:
+    assert "cupy" in masks.available_backends("cpu")
+    assert cupy_backend.unavailable_reason(torch.device("cpu")) is None
+    reason = cupy_backend.unavailable_reason(torch.device("cuda", 0))
+    assert reason == f"its CPU emulation ({cuda_emulation.SWITCH}=1) runs on CPU tensors only"
+    assert "cupy" not in sys.modules, "the emulation imported CuPy"
+
+
+@runs_here
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("variant", ["split", "fused"])
 @pytest.mark.parametrize("vocab", [40_003, 40_064])
@@ -108,8 +133,8 @@ def test_layouts_and_tiles_match_the_reference(
     tiles per row, counts above W, inactive rows."""
     num_reqs = 5
     supports = [0, 17, 3_000, vocab, 40_000]
-    logits = make_logits(num_reqs, vocab, supports, dtype=dtype, seed=3, device="cuda", junk=True)
-    num_sampled = torch.tensor([1, 9, 1, 9, 0, 9, 2, 9, 1, 9], device="cuda")[::2]  # strided
+    logits = make_logits(num_reqs, vocab, supports, dtype=dtype, seed=3, device=DEVICE, junk=True)
+    num_sampled = torch.tensor([1, 9, 1, 9, 0, 9, 2, 9, 1, 9], device=DEVICE)[::2]  # strided
     for name, view in _layouts(logits).items():
         for width in (0, 5, 2048):
             expected = reference(view.cpu(), num_sampled.cpu(), width)
@@ -133,7 +158,7 @@ def test_runs_on_torchs_current_stream() -> None:
             assert_masks_equal(actual, expected)
 
 
-@needs_gpu
+@runs_here
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
 @pytest.mark.parametrize("tail", [808, 896], ids=["mask-rows-unaligned", "mask-rows-aligned"])
 def test_fused_ranges_longer_than_one_batch_of_rank_steps(dtype: torch.dtype, tail: int) -> None:
@@ -143,7 +168,7 @@ def test_fused_ranges_longer_than_one_batch_of_rank_steps(dtype: torch.dtype, ta
     not (808) 16-byte aligned, so rows with holes go through both the 16-byte and the word
     loads."""
     vocab = cupy_backend.FUSED_THREADS // 32 * 4 * 4096 + tail
-    logits = make_logits(3, vocab, [vocab, vocab, 4_000], dtype=dtype, seed=1, device="cuda")
+    logits = make_logits(3, vocab, [vocab, vocab, 4_000], dtype=dtype, seed=1, device=DEVICE)
     logits[1, 1_030] = logits[1, 200_000] = float("-inf")
     for width in (1_500, 5_000, vocab):
         expected = reference(logits.cpu(), None, width)
@@ -151,34 +176,52 @@ def test_fused_ranges_longer_than_one_batch_of_rank_steps(dtype: torch.dtype, ta
         assert_masks_equal(actual, expected)
 
 
-@needs_gpu
+@pytest.mark.skipif(not EMULATED, reason=f"checks the emulation ({cuda_emulation.SWITCH}=1)")
+@pytest.mark.parametrize("workers", [2, 4])
+def test_split_look_back_under_other_interleavings(workers: int, monkeypatch) -> None:
+    """More workers and other thread orders: tiles finish in other orders, so a tile waits on
+    flags still unpublished at other points (W reached early, late, or not at all)."""
+    monkeypatch.setattr(cuda_emulation, "WORKERS", workers)
+    vocab = 40_003
+    logits = make_logits(3, vocab, [vocab, 900, 0], seed=11, device=DEVICE, junk=True)
+    for seed in range(3):
+        monkeypatch.setattr(cuda_emulation, "SEED", seed)
+        for width in (5, 1_000, 2_048):
+            actual = masks.compact_sampling_mask(logits, None, width, "cupy:split")
+            assert_masks_equal(actual, reference(logits, None, width))
+
+
+@runs_here
 def test_split_leaves_its_scratch_zero_for_the_next_call() -> None:
     """Ticket, done counter and flags are reset by the launch's last block: consecutive calls of
     any shape (early stop at small W, full rows, inactive rows) stay exact with no memset."""
-    stream = torch.cuda.current_stream()
+    stream = 0 if EMULATED else torch.cuda.current_stream().cuda_stream
     for seed, (num_reqs, vocab, width) in enumerate(
         [(1, 151_936, 2048), (16, 151_936, 4), (3, 40_003, 0), (7, 262_144, 2048), (1, 300, 9)]
     ):
         supports = [(0, 9, vocab)[r % 3] for r in range(num_reqs)]
-        logits = make_logits(num_reqs, vocab, supports, seed=seed, device="cuda")
-        num_sampled = (torch.arange(num_reqs, device="cuda") % 4) - 1  # -1, 0, 1, 2, ...
+        logits = make_logits(num_reqs, vocab, supports, seed=seed, device=DEVICE)
+        num_sampled = (torch.arange(num_reqs, device=DEVICE) % 4) - 1  # -1, 0, 1, 2, ...
         for active in (None, num_sampled):
             expected = reference(logits.cpu(), None if active is None else active.cpu(), width)
             actual = masks.compact_sampling_mask(logits, active, width, "cupy:split")
             assert_masks_equal(actual, expected)
-            state = scratch.for_stream(logits.get_device(), stream.cuda_stream)
+            state = scratch.for_stream(logits.get_device(), stream)
             with state.hold(1, logits.device) as buffer:
                 assert not buffer.any(), buffer.nonzero()[:8].tolist()
 
 
-@needs_gpu
+@runs_here
 def test_concurrent_first_calls_compile_once(monkeypatch) -> None:
-    logits = make_logits(3, 5_000, [1, 40, 5_000], dtype=torch.float16, seed=7, device="cuda")
+    logits = make_logits(3, 5_000, [1, 40, 5_000], dtype=torch.float16, seed=7, device=DEVICE)
     expected = reference(logits.cpu(), None, 64)
     masks.compact_sampling_mask(logits[:, :8], backend="cupy")  # the registry's probe, if not run
     monkeypatch.setattr(cupy_backend, "_kernels", {})
     monkeypatch.setattr(cupy_backend, "_plans", {})
-    modules = counting_calls(monkeypatch, cupy, "RawModule")
+    if EMULATED:
+        modules = counting_calls(monkeypatch, cuda_emulation, "Module")
+    else:
+        modules = counting_calls(monkeypatch, sys.modules["cupy"], "RawModule")
     errors: list[BaseException] = []
 
     def call() -> None:

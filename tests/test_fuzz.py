@@ -14,8 +14,9 @@ backend, which is the reference: it is checked against the independent NumPy con
 Budgets, per backend variant (environment variables override the mode's defaults):
 ``MASKS_FUZZ_CASES`` cases, ``MASKS_FUZZ_SECONDS`` stops a variant early (the figure logged is
 the number of cases actually run), ``MASKS_FUZZ_SEED`` the first case's seed (case i uses seed
-+ i). Natively on CUDA the defaults are large (a `gpu` test); in the CPU modes of CI (torch,
-Triton's interpreter, Numba's simulator: ~0.2 ms per logit) they are small.
++ i). Natively on CUDA the defaults are large (a `gpu` test); in the CPU modes of CI they are
+small for Triton's interpreter and Numba's simulator (~0.2 ms per logit), and the CPU's for
+torch and for the CuPy backend's CUDA C built for the CPU.
 """
 
 from __future__ import annotations
@@ -66,6 +67,9 @@ BUDGETS = {
     ),
     "NUMBA_ENABLE_CUDASIM": FuzzBudget(
         cases=10, seconds=60.0, max_rows=4, max_vocab=300, max_elements=1_200
+    ),
+    "MASKS_CUPY_EMULATE": FuzzBudget(
+        cases=300, seconds=60.0, max_rows=300, max_vocab=300_000, max_elements=1 << 16
     ),
 }
 """Per mode: natively on a device type, or through a backend's CPU emulation."""
@@ -270,7 +274,7 @@ def run_fuzz(backend: str, device: torch.device, test_name: str, record_figures)
 
 @pytest.mark.parametrize("backend", backend_params(torch.device("cpu")))
 def test_fuzz_cpu_modes(backend: str, record_figures) -> None:
-    """The CI budget: torch natively, Triton and Numba through their CPU emulations."""
+    """The CI budget: torch natively, Triton, CuPy and Numba through their CPU emulations."""
     run_fuzz(backend, torch.device("cpu"), "test_fuzz_cpu_modes", record_figures)
 
 

@@ -551,7 +551,7 @@ __global__ void __launch_bounds__(kThreads, min_blocks(kThreads))
   constexpr unsigned kWarps = kThreads / 32;
   __shared__ unsigned warp_kept[kWarps];
   __shared__ int staged[kWarps > 1 ? kWarps - 1 : 1][kStagedIds];
-  __shared__ alignas(8) unsigned char group_bytes[kWarps][kMaxGroupBytes];
+  alignas(8) __shared__ unsigned char group_bytes[kWarps][kMaxGroupBytes];
   const unsigned lane = threadIdx.x & 31u;
   const unsigned warp = threadIdx.x >> 5;
   const long long row = blockIdx.x;

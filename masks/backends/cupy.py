@@ -51,22 +51,32 @@ its ``data_ptr()`` integers into the block and hands it to CuPy's binding of ``c
 array, stream object or argument wrapper is built per call (CuPy's ``Function`` call, even with
 pre-wrapped arguments, took 14.7 us against 11.7 at R=1 on the H200: docs/design.md).
 Nothing reads device memory on the host, so a call never synchronises.
+
+CPU mode: with ``MASKS_CUPY_EMULATE=1`` (read at import) the same kernels are built for the CPU
+by `masks.backends.cuda_emulation` and take CPU tensors; plans and parameter blocks are made as
+above, for `tiling.EMULATED_SM_COUNT` SMs, and handed to the emulation's ``launchKernel``, which
+runs the grid before it returns. CuPy is not imported.
 """
 
 from __future__ import annotations
 
 import ctypes
+import os
 import threading
 from importlib import resources
 
-import cupy
 import torch
 
-from masks.backends import scratch
+from masks.backends import cuda_emulation, scratch
 from masks.backends.cuda_state import raw_stream, sm_count
 from masks.backends.plans import call_shape, remember
-from masks.backends.tiling import geometry, wide_rows
+from masks.backends.tiling import EMULATED_SM_COUNT, geometry, wide_rows
 from masks.result import SamplingMask
+
+EMULATED = os.environ.get(cuda_emulation.SWITCH) == "1"
+"""The kernels run on the CPU (`masks.backends.cuda_emulation`; read at import), without CuPy."""
+if not EMULATED:
+    import cupy
 
 VARIANTS = ("auto", "split", "fused")
 
@@ -113,23 +123,31 @@ class _Kernels:
 
     def __init__(self, index: int, dtype: torch.dtype) -> None:
         names = kernel_names(_TYPE_NAMES[dtype])
-        with cupy.cuda.Device(index):
-            module = cupy.RawModule(
-                code=source(), options=_OPTIONS, name_expressions=list(names.values())
-            )
-            # `.kernel` compiles (or loads from CuPy's cache) for the current device.
-            functions = {key: module.get_function(name).kernel for key, name in names.items()}
+        if EMULATED:
+            emulated = cuda_emulation.Module(source(), names.values())
+            functions = {key: emulated.get_function(name) for key, name in names.items()}
+            self.sm_count = EMULATED_SM_COUNT
+        else:
+            with cupy.cuda.Device(index):
+                module = cupy.RawModule(
+                    code=source(), options=_OPTIONS, name_expressions=list(names.values())
+                )
+                # `.kernel` compiles (or loads from CuPy's cache) for the current device.
+                functions = {key: module.get_function(name).kernel for key, name in names.items()}
+            self.sm_count = sm_count(index)
         self.split = (functions["split:strided"], functions["split:vec"])
         self.fused = (functions["fused:strided"], functions["fused:vec"])
         self.threads = (FUSED_THREADS, SPLIT_THREADS)
-        self.sm_count = sm_count(index)
 
 
 _lock = threading.Lock()
 _kernels: dict[tuple[int, torch.dtype], _Kernels] = {}
 _thread = threading.local()
-_get_device = cupy.cuda.runtime.getDevice
-_launch_kernel = cupy.cuda.driver.launchKernel
+if EMULATED:
+    _launch_kernel = cuda_emulation.launch_kernel
+else:
+    _get_device = cupy.cuda.runtime.getDevice
+    _launch_kernel = cupy.cuda.driver.launchKernel
 
 
 def _load(index: int, dtype: torch.dtype) -> _Kernels:
@@ -141,6 +159,10 @@ def _load(index: int, dtype: torch.dtype) -> _Kernels:
 
 
 def unavailable_reason(device: torch.device) -> str | None:
+    if EMULATED:
+        if device.type != "cpu":
+            return f"its CPU emulation ({cuda_emulation.SWITCH}=1) runs on CPU tensors only"
+        return cuda_emulation.unavailable_reason()
     try:
         count = cupy.cuda.runtime.getDeviceCount()
     except Exception as error:  # CUDARuntimeError: no driver, no device, driver too old
@@ -187,10 +209,9 @@ class _Plan:
         self.params_address = ctypes.addressof(self.params)
         self.lock = threading.Lock()
 
-    def launch(self, pointers: tuple, index: int, device: torch.device) -> None:
-        """Queue the kernel on torch's current stream of device ``index`` (the current device);
-        ``split`` holds the stream's zeroed scratch until it is queued."""
-        stream = raw_stream(index)
+    def launch(self, pointers: tuple, stream: int, index: int, device: torch.device) -> None:
+        """Queue the kernel on ``stream`` of device ``index`` (the current device); ``split``
+        holds the stream's zeroed scratch until it is queued."""
         if not self.scratch_size:
             self._enqueue(pointers, stream)
             return
@@ -230,15 +251,18 @@ def compact(
     )
     # the start's 16-byte alignment picks the load path, with the strides
     key = (index, variant, address % 16 == 0, *call_shape(logits, num_sampled_tokens, out))
-    if _get_device() == index:
+    if EMULATED:  # CPU tensors (index -1); the kernel has run when the launch returns
+        plan = _plans.get(key) or _make_plan(key, logits, num_sampled_tokens, out, variant)
+        plan.launch(pointers, 0, index, logits.device)
+    elif _get_device() == index:
         if getattr(_thread, "device", None) != index:
             _bind_primary_context(index)  # before a first call's module load, too
         plan = _plans.get(key) or _make_plan(key, logits, num_sampled_tokens, out, variant)
-        plan.launch(pointers, index, logits.device)
+        plan.launch(pointers, raw_stream(index), index, logits.device)
     else:  # multi-GPU: CuPy's guard makes the device current (binding its context), then restores
         with cupy.cuda.Device(index):
             plan = _plans.get(key) or _make_plan(key, logits, num_sampled_tokens, out, variant)
-            plan.launch(pointers, index, logits.device)
+            plan.launch(pointers, raw_stream(index), index, logits.device)
 
 
 def _bind_primary_context(index: int) -> None:

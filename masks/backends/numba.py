@@ -92,7 +92,14 @@ from numba.cuda.extending import intrinsic
 from masks.backends import scratch as stream_scratch
 from masks.backends.cuda_state import current_device, raw_stream, sm_count
 from masks.backends.plans import call_shape, remember
-from masks.backends.tiling import RESIDENT_THREADS, SEGMENT, Geometry, geometry, wide_rows
+from masks.backends.tiling import (
+    EMULATED_SM_COUNT,
+    RESIDENT_THREADS,
+    SEGMENT,
+    Geometry,
+    geometry,
+    wide_rows,
+)
 from masks.result import SamplingMask
 
 VARIANTS = ("auto", "split", "fused")
@@ -1334,7 +1341,7 @@ def _compact_simulated(logits, num_sampled_tokens, out, variant) -> None:
     counts = out.counts.numpy()
     mask = out.packed_mask.view(-1).numpy()
     width, num_bytes = out.width, out.packed_mask.shape[1]
-    shape = launch_geometry(num_reqs, vocab, variant, 4)  # a few tiles per row, as on a GPU
+    shape = launch_geometry(num_reqs, vocab, variant, EMULATED_SM_COUNT)
     # The simulator copies each NumPy argument in and out of a launch, so a uint32 view of the
     # mask passed as NumPy would not see the launch's byte stores (and its copy back would undo
     # them). A simulated device array and its view share memory, so the mask's loads see its

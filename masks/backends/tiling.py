@@ -19,6 +19,9 @@ MAX_SEGS_PER_UNIT = 16
 RESIDENT_THREADS = 1024
 """Threads per SM the kernels are compiled for: 64 registers a thread (``min_blocks`` in
 compact.cu, the launch bounds in numba.py)."""
+EMULATED_SM_COUNT = 4
+"""SMs the CPU emulations of the CuPy and Numba kernels plan for: a few tiles per row and
+`fused` from a few rows, as on a GPU, on the emulations' small inputs."""
 FUSED_MIN_WAVES = 0.5
 """`auto` runs `fused` once the rows fill this many waves of resident fused blocks (H200, R=256,
 CuPy: fused 74% of the copy ceiling against split 66% for fp32, 62% against 52% for bf16)."""
