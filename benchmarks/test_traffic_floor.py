@@ -7,12 +7,10 @@ from pathlib import Path
 import pytest
 import traffic_floor
 
-from masks.testing import NVCC, NVCC_REQUIRED, nvcc_check
+from masks.testing import NVCC_MISSING, NVCC_SKIPPABLE, nvcc_check
 
 
-@pytest.mark.skipif(
-    NVCC is None and not NVCC_REQUIRED, reason="nvcc not found (PATH or /usr/local/cuda/bin)"
-)
+@pytest.mark.skipif(NVCC_SKIPPABLE, reason=NVCC_MISSING)
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
 def test_floor_kernels_compile_without_warnings_or_spills(arch: str, tmp_path: Path) -> None:
     names = traffic_floor.kernel_names(bulk=True)

@@ -144,6 +144,9 @@ NVCC = shutil.which("nvcc") or next(
 """The CUDA compiler that checks CUDA C sources without a GPU (None when absent)."""
 NVCC_REQUIRED = os.environ.get("MASKS_REQUIRE_NVCC") == "1"
 """Set where the compile checks must run (tox, so CI): without nvcc they fail, not skip."""
+NVCC_SKIPPABLE = NVCC is None and not NVCC_REQUIRED
+"""Whether the compile checks skip here (nvcc absent and not required), with `NVCC_MISSING`."""
+NVCC_MISSING = "nvcc not found (PATH or /usr/local/cuda/bin)"
 
 
 def nvcc_check(source: Path, kernels: Sequence[str], arch: str, workdir: Path) -> None:
