@@ -1,13 +1,14 @@
 """The CUDA C kernels of ``compact.cu`` run on the CPU: the `cupy` backend's CPU mode.
 
 ``MASKS_CUPY_EMULATE=1`` makes the `cupy` backend compile ``compact.cu`` unchanged as host C++
-(the machine's C++ compiler, ``$CXX`` or ``c++``), against ``cuda_emulation.h``, which defines
-the CUDA built-ins the kernels use: blocks run concurrently on a few OS threads, a block's
-threads are fibers that meet at barriers and warp collectives, and misuse a GPU would leave
-undefined (a divergent collective, a misaligned 16-byte load, a block that waits forever) is an
-error that names the block and thread. The backend keeps its own launch plans and parameter
-blocks; only CuPy's compiler and ``cuLaunchKernel`` are replaced (`Module`, `launch_kernel`), so
-CI runs the kernels and the host code that feeds them. It proves logic, never speed.
+(GCC: ``$CXX`` or ``g++``), against ``cuda_emulation.h``, which defines the CUDA built-ins the
+kernels use: blocks run concurrently on a few OS threads, a block's threads are fibers that meet
+at barriers and warp collectives, and misuse a GPU would leave undefined (a divergent
+collective, a misaligned load, an index past a shared array, a block that waits forever) is an
+error that names the block and thread; after one, the process launches nothing more. The
+backend keeps its own launch plans and parameter blocks; only CuPy's compiler and
+``cuLaunchKernel`` are replaced (`Module`, `launch_kernel`), so CI runs the kernels and the host
+code that feeds them. It proves logic, never speed.
 
 The library is built once per source, compiler and flags, into ``$MASKS_CACHE_DIR`` (default
 ``~/.cache/masks``).
@@ -48,6 +49,7 @@ SEED = 0x6D61736B
 STALL_SECONDS = 60
 """A launch in which no block finishes for this long fails as stalled instead of hanging."""
 ERROR_BYTES = 1024
+"""Room for a launch's error text (longer ones are cut)."""
 
 
 def compiler() -> str | None:
@@ -165,15 +167,15 @@ def launch_kernel(
 ) -> None:
     """``cupy.cuda.driver.launchKernel`` for a `Kernel`'s ``ptr``: runs the grid now, on the CPU
     (the stream is ignored: the call returns when the kernel has finished)."""
+    global _failure
     if (grid_y, grid_z, block_y, block_z, shared_bytes, extra) != (1, 1, 1, 1, 0, 0):
         raise ValueError("the emulation launches 1-D grids and blocks, no dynamic shared memory")
-    error = ctypes.create_string_buffer(ERROR_BYTES)
-    global _failure
     if _failure is not None:
         raise RuntimeError(
             "an earlier launch failed, so the emulated device runs nothing more in this process "
             f"(as a CUDA context after a fault: restart the process): {_failure}"
         )
+    error = ctypes.create_string_buffer(ERROR_BYTES)
     launch, index, name = _handles[function]
     if launch(index, grid_x, block_x, params, WORKERS, SEED, STALL_SECONDS, error, ERROR_BYTES):
         _failure = f"{name}: {error.value.decode()}"
