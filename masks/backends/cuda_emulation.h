@@ -220,15 +220,11 @@ inline std::string describe_deadlock(const Block& block) {
   return text;
 }
 
-// Runs block `index` to completion on this worker; false (with block.error set) on an error.
-inline bool run_block(Block& block, unsigned index, std::mt19937& random) {
-  running = &block;  // allocates this thread's storage of the module before it is found
-  const auto [storage, size] = thread_local_storage();
-  if (storage == nullptr) {
-    block.error = "cannot find the emulator's thread-local storage (shared memory)";
-    return false;
-  }
-  std::memset(storage, 0xA5, size);
+// Runs block `index` to completion on this worker, whose thread-local storage is `storage`;
+// false (with block.error set) on an error.
+inline bool run_block(Block& block, unsigned index, const std::pair<char*, size_t>& storage,
+                      std::mt19937& random) {
+  std::memset(storage.first, 0xA5, storage.second);
   running = &block;
   blockIdx = dim3{index, 0, 0};
   threadIdx = dim3{0, 0, 0};
@@ -292,9 +288,16 @@ inline void work(Grid& grid) {
   block.fibers.resize(grid.threads);
   for (unsigned t = 0; t < grid.threads; ++t) block.fibers[t].thread = t;
   block.warps.resize(grid.threads / kWarpSize);
+  running = &block;  // allocates this thread's storage of the module before it is found
+  const std::pair<char*, size_t> storage = thread_local_storage();
+  if (storage.first == nullptr) {
+    std::lock_guard<std::mutex> guard(grid.lock);
+    if (grid.error.empty()) grid.error = "cannot find the emulator's thread-local storage";
+    grid.failed = true;
+  }
   for (unsigned index; !grid.failed && (index = grid.next++) < grid.blocks;) {
     std::mt19937 random(grid.seed + index);
-    const bool ok = run_block(block, index, random);
+    const bool ok = run_block(block, index, storage, random);
     std::lock_guard<std::mutex> guard(grid.lock);
     if (!ok && grid.error.empty()) grid.error = block.error;
     grid.failed = grid.failed || !ok;
@@ -309,13 +312,11 @@ inline void work(Grid& grid) {
 
 // Runs `entry` on a grid of `blocks` x `threads` with `workers` OS threads; returns the error,
 // empty on success. A launch that fails or stalls while blocks still spin leaves them running
-// (they cannot be stopped) and refuses every later launch of the process.
+// (they cannot be stopped): the caller must launch nothing more (cuda_emulation.py refuses to).
 inline std::string run(Entry entry, void** params, unsigned blocks, unsigned threads,
                        unsigned workers, unsigned seed, unsigned stall_seconds) {
   static std::mutex one_launch;
-  static bool abandoned = false;
   std::lock_guard<std::mutex> launch_guard(one_launch);
-  if (abandoned) return "an earlier launch left blocks spinning: restart the process";
   if (threads == 0 || threads % kWarpSize != 0 || threads > 1024) {
     return "threads per block must be whole warps, at most 1024: got " + std::to_string(threads);
   }
@@ -343,7 +344,6 @@ inline std::string run(Entry entry, void** params, unsigned blocks, unsigned thr
                                              " s (a thread waits for work that cannot finish)";
       guard.unlock();
       for (std::thread& thread : pool) thread.detach();  // `grid` lives on in their lambdas
-      abandoned = true;
       return error + " (blocks still running were abandoned: restart the process)";
     }
     seen = grid->finished_blocks;

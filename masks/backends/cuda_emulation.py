@@ -109,17 +109,18 @@ class Kernel:
     """A built kernel, named by the integer ``ptr`` that `launch_kernel` takes, as a CuPy kernel
     is named by its ``CUfunction`` handle."""
 
-    __slots__ = ("name", "ptr")
+    __slots__ = ("ptr",)
 
-    def __init__(self, ptr: int, name: str) -> None:
-        self.ptr, self.name = ptr, name
+    def __init__(self, ptr: int) -> None:
+        self.ptr = ptr
 
 
 _lock = threading.Lock()
 _failure: str | None = None
 """The first failed launch's error. Later launches are refused, as a CUDA context refuses work
 after a kernel fault: a failed `split` launch leaves its stream's scratch dirty, and the next
-launch would run on its stale tickets."""
+launch would run on its stale tickets; a stalled one leaves blocks spinning that cannot be
+stopped."""
 _libraries: dict[str, ctypes.CDLL] = {}
 _handles: list[tuple] = []
 """(the library's launch function, the kernel's index in it, its name), by `Kernel.ptr`."""
@@ -149,7 +150,7 @@ class Module:
             raise KeyError(f"{name!r} is not a kernel of this module")
         with _lock:
             _handles.append((self._library.masks_launch, index, name))
-            return Kernel(len(_handles) - 1, name)
+            return Kernel(len(_handles) - 1)
 
 
 def launch_kernel(
