@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 import torch
 from cases import VOCAB, Case, conformance_cases, empty_cases, slow_emulation
-from conftest import backend_params
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy_contract import numpy_contract
+from suite import backend_params
 
 from masks import SamplingMask, compact_sampling_mask
 from masks.testing import assert_csr_equal, assert_masks_equal, reference

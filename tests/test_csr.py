@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest import returns_while_the_stream_spins
 from numpy_contract import numpy_contract
+from suite import returns_while_the_stream_spins
 
 import masks
 from masks import csr, transfer

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import counting_calls
+from suite import counting_calls
 
 import masks
 from masks.backends import cuda_emulation, scratch

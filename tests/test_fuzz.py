@@ -31,8 +31,8 @@ from dataclasses import dataclass
 import pytest
 import torch
 from cases import ALL_DTYPES, lay_out
-from conftest import backend_params, gpu_backend_params
 from numpy_contract import numpy_contract
+from suite import backend_params, gpu_backend_params
 from test_conformance import assert_guards_intact, poisoned
 
 from masks import SamplingMask, compact_sampling_mask, registry

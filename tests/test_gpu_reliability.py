@@ -35,7 +35,7 @@ from collections.abc import Callable
 import pytest
 import torch
 from cases import ALL_DTYPES
-from conftest import (
+from suite import (
     SLEEP_CYCLES,
     backend_params,
     counting_calls,

@@ -12,7 +12,7 @@ import weakref
 
 import pytest
 import torch
-from conftest import probe_cached
+from suite import probe_cached
 
 import masks
 from masks import BackendUnavailableError, compact_sampling_mask, registry
@@ -422,7 +422,7 @@ def test_a_required_backend_that_fails_its_probe_runs_its_tests(
     (MASKS_REQUIRE_BACKENDS, set per tox env): then its tests run and fail, so a kernel that
     breaks the probe cannot turn its own backend's CI env green by being skipped. A CUDA device
     under test keeps the skip (the Numba simulator's env on a GPU host)."""
-    import conftest
+    import suite
 
     probe = registry.probe_failure
 
@@ -434,15 +434,15 @@ def test_a_required_backend_that_fails_its_probe_runs_its_tests(
     monkeypatch.setattr(registry, "probe_failure", broken_torch)
 
     def torch_params(device: torch.device) -> list:
-        monkeypatch.setattr(conftest, "DEVICE", device)
-        params = conftest.backend_params(device)
+        monkeypatch.setattr(suite, "DEVICE", device)
+        params = suite.backend_params(device)
         return [p for p in params if p.values[0].split(":")[0] == "torch"]
 
     cpu, cuda = torch.device("cpu"), torch.device("cuda")
-    monkeypatch.setattr(conftest, "REQUIRED", set())
+    monkeypatch.setattr(suite, "REQUIRED", set())
     [skipped] = torch_params(cpu)
     assert [mark.name for mark in skipped.marks] == ["skip"]
-    monkeypatch.setattr(conftest, "REQUIRED", {"torch"})
+    monkeypatch.setattr(suite, "REQUIRED", {"torch"})
     [required] = torch_params(cpu)
     assert required.values == ("torch",) and not required.marks
     with pytest.raises(BackendUnavailableError, match="wrong ids"):  # what its tests then hit
