@@ -121,9 +121,21 @@ def _import(spec: BackendSpec) -> ModuleType:
 
 
 def _device_failure(spec: BackendSpec, device: torch.device) -> str | None:
+    """Why ``spec`` cannot take tensors on ``device``, from the device and the emulation switch
+    alone (before the backend is imported): a GPU backend under its switch runs its emulation,
+    never its GPU kernels, so CUDA tensors are refused rather than copied through the CPU."""
+    if spec.emulated() and device.type == "cuda":
+        return (
+            f"backend {spec.name!r} runs its CPU emulation ({spec.emulation_env}=1), which takes "
+            "CPU tensors only; got a CUDA tensor (unset the switch to run its GPU kernels)"
+        )
     if device.type == "cpu" and spec.gpu_only and not spec.emulated():
-        hint = f" outside its CPU emulation ({spec.emulation_env}=1)" if spec.emulation_env else ""
-        return f"backend {spec.name!r} runs on CUDA tensors only{hint}; got a CPU tensor"
+        hint = (
+            f" (for its CPU emulation, set {spec.emulation_env}=1 before the backend is imported)"
+            if spec.emulation_env
+            else ""
+        )
+        return f"backend {spec.name!r} runs on CUDA tensors only; got a CPU tensor{hint}"
     if device.type == "cuda" and not torch.cuda.is_available():
         return f"backend {spec.name!r}: torch sees no CUDA device"
     if device.type not in ("cpu", "cuda"):

@@ -222,6 +222,17 @@ def test_an_emulation_switched_on_after_a_refusal_is_probed_anew(
     assert_masks_equal(compact_sampling_mask(logits, backend="gpu"), reference(logits))
 
 
+def test_an_emulation_refuses_cuda_tensors(fresh_registry, monkeypatch) -> None:
+    """Under its switch a GPU backend runs its emulation, never its GPU kernels: CUDA tensors
+    are refused, not run through host copies (whether or not a GPU is present)."""
+    _install_gpu_only_backend(monkeypatch, emulation_env="FAKE_SIM")
+    monkeypatch.setenv("FAKE_SIM", "1")
+    failure = registry.probe_failure(registry.BACKENDS["gpu"], torch.device("cuda", 0))
+    assert isinstance(failure, BackendUnavailableError)
+    assert "runs its CPU emulation (FAKE_SIM=1), which takes CPU tensors only" in str(failure)
+    assert registry.probe_failure(registry.BACKENDS["gpu"], torch.device("cpu")) is None
+
+
 def test_named_backend_never_falls_back(fresh_registry, monkeypatch) -> None:
     def compact(logits, num_sampled, out, variant):
         raise RuntimeError("no")

@@ -159,9 +159,7 @@ def _load(index: int, dtype: torch.dtype) -> _Kernels:
 
 
 def unavailable_reason(device: torch.device) -> str | None:
-    if EMULATED:
-        if device.type != "cpu":
-            return f"its CPU emulation ({cuda_emulation.SWITCH}=1) runs on CPU tensors only"
+    if EMULATED:  # the registry refuses CUDA tensors under the switch
         return cuda_emulation.unavailable_reason()
     try:
         count = cupy.cuda.runtime.getDeviceCount()
