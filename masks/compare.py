@@ -943,13 +943,30 @@ def write_auto_order(auto_order: Mapping[str, Any], path: Path) -> None:
 
 
 def _list_of(convert: Callable[[str], Any]) -> Callable[[str], tuple]:
+    """A comma-separated option's parser: each item converted, none given twice (a repeated
+    backend or shape would be measured, and counted, twice)."""
+
     def parse(text: str) -> tuple:
         try:
-            return tuple(convert(item.strip()) for item in text.split(",") if item.strip())
-        except (ValueError, KeyError) as error:
+            items = tuple(convert(item.strip()) for item in text.split(",") if item.strip())
+        except (ValueError, KeyError, argparse.ArgumentTypeError) as error:
             raise argparse.ArgumentTypeError(f"bad list {text!r}: {error}") from error
+        if repeated := [item for index, item in enumerate(items) if item in items[:index]]:
+            raise argparse.ArgumentTypeError(f"bad list {text!r}: {repeated[0]!r} given twice")
+        return items
 
     return parse
+
+
+def _size(text: str) -> int:
+    """A count of rows, columns or kept ids: an int >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"sizes are ints >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"sizes are ints >= 0, got {value}")
+    return value
 
 
 def _dtype_name(text: str) -> str:
@@ -973,15 +990,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="e.g. torch,triton,triton:rowwise "
         "(default: every backend and variant that runs on the device)",
     )
-    grid.add_argument("--num-reqs", type=_list_of(int), help="e.g. 1,4,16")
-    grid.add_argument("--vocab", type=_list_of(int), help="e.g. 128256,151936")
+    grid.add_argument("--num-reqs", type=_list_of(_size), help="e.g. 1,4,16")
+    grid.add_argument("--vocab", type=_list_of(_size), help="e.g. 128256,151936")
     grid.add_argument("--dtypes", type=_list_of(_dtype_name), help="e.g. fp32,bf16")
     grid.add_argument(
         "--supports",
         type=_list_of(_support_name),
         help="sparse (50 kept ids), dense (2048 spread over the row), full (whole row)",
     )
-    grid.add_argument("--width", type=int, help="max_num_kept W (default 2048; --quick: 256)")
+    grid.add_argument("--width", type=_size, help="max_num_kept W (default 2048; --quick: 256)")
     grid.add_argument("--quick", action="store_true", help="tiny grid (R 1,5 x V 1027, W 256)")
     timing_group = parser.add_argument_group("timing")
     timing_group.add_argument(

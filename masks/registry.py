@@ -96,14 +96,18 @@ def parse_backend(name: str) -> tuple[BackendSpec | None, str | None]:
     """``"triton:rowwise"`` -> (spec, "rowwise"); ``"auto"`` -> (None, None)."""
     if not isinstance(name, str):
         raise TypeError(f"backend must be a str, got {type(name).__name__}")
-    base, _, variant = name.partition(":")
-    if base == AUTO and not variant:
+    base, colon, variant = name.partition(":")
+    if base == AUTO:
+        if colon:
+            raise ValueError(f"backend 'auto' takes no variant, got {name!r}")
         return None, None
     if base not in BACKENDS:
         known = ", ".join([*BACKENDS, AUTO])
         raise ValueError(
-            f"backend must be one of {known} (optionally 'name:variant'), got {name!r}"
+            f"backend must be one of {known} (a backend optionally as 'name:variant'), got {name!r}"
         )
+    if colon and not variant:
+        raise ValueError(f"backend {name!r} names no variant after ':'")
     return BACKENDS[base], variant or None
 
 

@@ -279,6 +279,25 @@ def test_unknown_backend_is_a_usage_error(capsys: pytest.CaptureFixture[str]) ->
     assert "backend must be one of" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        (["--backends", "torch,torch"], "'torch' given twice"),  # else measured and counted twice
+        (["--dtypes", "fp32,float32"], "'float32' given twice"),
+        (["--num-reqs", "4,-1"], "sizes are ints >= 0, got -1"),
+        (["--width", "-1"], "sizes are ints >= 0, got -1"),  # else a table stopped at its start
+        (["--vocab", "x"], "sizes are ints >= 0, got 'x'"),
+    ],
+)
+def test_a_bad_grid_option_is_a_usage_error(
+    option: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["compare", "--device", "cpu", "--no-emulate", "--quick", *option])
+    assert exited.value.code == 2
+    assert message in capsys.readouterr().err
+
+
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks a machine without CUDA")
 def test_cuda_without_a_gpu_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["compare", "--device", "cuda", "--no-emulate", "--quick"]) == 2

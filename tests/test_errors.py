@@ -74,6 +74,13 @@ LOGITS = torch.randn(3, 10)
             ValueError,
             r"backend 'torch' has variants reference, got 'nope'",
         ),
+        ({"backend": "torch:"}, ValueError, r"backend 'torch:' names no variant after ':'"),
+        (
+            {"backend": "auto:fused"},
+            ValueError,
+            r"backend 'auto' takes no variant, got 'auto:fused'",
+        ),
+        ({"backend": "auto:"}, ValueError, r"backend 'auto' takes no variant, got 'auto:'"),
     ],
     ids=lambda value: None if isinstance(value, dict | type) else value[:40],
 )
