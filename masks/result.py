@@ -107,7 +107,13 @@ class SamplingMask:
     def support(self, index: int) -> np.ndarray:
         """Kept ids of request ``index`` (int32, ascending), copying only that row (a new array:
         it never aliases the mask, which a serving loop's ``out=`` overwrites)."""
-        index = range(self.num_reqs)[index]  # normalises negative indices, raises IndexError
+        try:
+            index = range(self.num_reqs)[index]  # normalises negative indices
+        except IndexError:
+            raise IndexError(
+                f"index must be in [-{self.num_reqs}, {self.num_reqs}) for "
+                f"{self.num_reqs} request(s), got {index}"
+            ) from None
         count = int(self.counts[index])
         if count <= self.width:
             return self.token_ids[index, :count].to("cpu", copy=True).numpy()

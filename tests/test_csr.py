@@ -90,9 +90,9 @@ def test_support_of_one_request() -> None:
         expected = torch.isfinite(logits[row]).nonzero().flatten().numpy()
         np.testing.assert_array_equal(mask.support(row), expected)
         assert mask.support(row).dtype == np.int32
-    with pytest.raises(IndexError):
+    with pytest.raises(IndexError, match=r"index must be in \[-5, 5\) for 5 request\(s\), got 5"):
         mask.support(5)
-    with pytest.raises(IndexError):
+    with pytest.raises(IndexError, match=r"got -6"):
         mask.support(-6)
     own = mask.support(1)
     assert not np.shares_memory(own, mask.token_ids.numpy())  # a copy, not a view of the mask
