@@ -3,8 +3,9 @@
 Strict readings: the lowest % of the ceiling over R >= 256 (and how many cells there fall below
 the bandwidth target), the slowest support at each small R, and the slowest R=1 shape's dispatch
 (each shape's dispatch is already a median over batches; the host probe's median over the same
-shapes shows how fast the host itself was). A verdict needs every cell the targets name, timed
-at W = 2048, in a run that finished: otherwise it reads "incomplete".
+shapes shows how fast the host itself was), all read from the cells timed at the targets' W =
+2048. A verdict needs every cell the targets name, in a run that finished: otherwise it reads
+"incomplete".
 
 Run: ``python benchmarks/summarize.py benchmarks/results/<gpu>-<date>/compare.json`` (or a
 ``compare.json.gz``)
@@ -60,15 +61,11 @@ def _spread(values: list[float]) -> str:
 
 
 def _complete(report: dict, results: list[dict]) -> bool:
-    """Whether a backend's timed ``results`` hold every cell its targets name, at `WIDTH`, in a
+    """Whether a backend's timed ``results`` (at `WIDTH`) hold every cell its targets name, in a
     run that was not stopped: (a) some R >= 256 for each V of `LARGE_VOCABS`, dtype and support;
     (b) each R of `SMALL_BATCHES` at `SMALL_VOCAB`, fp32, every support, whose R = 1 cells also
     give (c) its dispatch figures."""
-    cells = {
-        (r["num_reqs"], r["vocab_size"], r["dtype"], r["support"])
-        for r in results
-        if r["width"] == WIDTH
-    }
+    cells = {(r["num_reqs"], r["vocab_size"], r["dtype"], r["support"]) for r in results}
     large = {(v, d, s) for n, v, d, s in cells if n >= LARGE_BATCH}
     return (
         not report.get("stopped")
@@ -78,7 +75,8 @@ def _complete(report: dict, results: list[dict]) -> bool:
 
 
 def summarize(report: dict) -> str:
-    timed = [r for r in report["results"] if r["status"] == "ok" and not r["emulated"]]
+    ok = [r for r in report["results"] if r["status"] == "ok" and not r["emulated"]]
+    timed = [r for r in ok if r["width"] == WIDTH]  # the targets' W: other widths move fewer ids
     env = report["environment"]
     ceiling = report["copy_ceiling"]
     commit = env.get("git_commit")
@@ -149,6 +147,8 @@ def summarize(report: dict) -> str:
             + "/".join(_fmt_up(small.get(n)) for n in SMALL_BATCHES)
             + f" | {_spread(dispatch)} | {_fmt(_median(probe))} | {met} |"
         )
+    if len(ok) > len(timed):
+        lines += ["", f"Left out: {len(ok) - len(timed)} timed cell(s) at W other than {WIDTH}."]
     if failed:
         lines += ["", f"Failed the conformance gate: {', '.join(sorted(failed))}."]
     return "\n".join(lines)

@@ -109,6 +109,15 @@ def test_a_verdict_needs_every_cell_of_the_targets_in_a_finished_run() -> None:
     assert _row(other_width)[-1] == "incomplete"
 
 
+def test_only_cells_at_the_targets_width_are_read() -> None:
+    """A slow cell at another W (a merged or multi-width run) neither lowers the figures nor
+    changes the verdict; the summary says how many cells it left out."""
+    report = _report()
+    report["results"].append({**report["results"][-1], "width": 256, "pct_of_ceiling": 40.0})
+    assert _row(report) == _row(_report())
+    assert "Left out: 1 timed cell(s) at W other than 2048." in summarize(report)
+
+
 def test_variants_and_the_reference_count_cells_below_80() -> None:
     """A variant counts its cells against its family's bandwidth target, and a backend without
     targets (the torch reference) against 80%; neither gets a targets verdict."""
