@@ -154,7 +154,7 @@ def nvcc_check(source: Path, kernels: Sequence[str], arch: str, workdir: Path) -
     warning an error and ptxas's spill and local-memory warnings on; raise with nvcc's output if
     it fails. Each kernel is instantiated by taking its address."""
     if NVCC is None:
-        raise RuntimeError("nvcc not found (PATH or /usr/local/cuda/bin)")
+        raise RuntimeError(NVCC_MISSING)
     lines = [f"  out[{i}] = reinterpret_cast<const void*>(&{k});" for i, k in enumerate(kernels)]
     wrapper = workdir / "instantiate.cu"
     wrapper.write_text(

@@ -19,16 +19,18 @@ Why they measure what they measure:
 - Host dispatch: back-to-back calls with no synchronisation in between, host wall clock per call.
   A backend that synchronises or does heavy Python work per call shows up here, not above. A
   host's speed drifts over seconds (on the H200's host, two full grids with the same CuPy code
-  minutes apart measured its median dispatch at 14.1 and 21.3 us, results/h200-2026-12-01), so the
-  backends of one shape are measured in interleaved rounds, beside a probe of the host's own
-  speed (`interleaved_dispatch_times`; `masks.compare.host_probe`).
+  minutes apart measured its median dispatch at 14.1 and 21.3 us,
+  benchmarks/results/h200-2026-12-01), so the backends of one shape are measured in interleaved
+  rounds, beside a probe of the host's own speed (`interleaved_dispatch_times`;
+  `masks.compare.host_probe`).
 - Medians (with p10/p90) over many repetitions; callers size the repetition counts from a
   wall-clock budget (`reps_within`) so large shapes and slow backends stay affordable.
 - Copy ceiling: a large device-to-device copy measured in the same run with the same method,
   so "percent of ceiling" compares like with like on the machine at hand. It is a reference,
   not a bound: a kernel that reads far more than it writes can pass it (a copy reads and writes
   in equal parts; on the H200 a kernel that reads the logits and writes the outputs of R = 512,
-  V = 262144 fp32 did so at 109% of it: benchmarks/traffic_floor.py, results/h200-2026-12-03).
+  V = 262144 fp32 did so at 109% of it: benchmarks/traffic_floor.py,
+  benchmarks/results/h200-2026-12-03).
 - On the CPU, device time is the wall clock of each call, with the same statistics.
 """
 

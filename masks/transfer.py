@@ -21,9 +21,9 @@ ids for long (an RL replay buffer) should copy them (``ids.copy()``), or it hold
 memory, and each later step pins new memory. The library does not copy for everyone: on the
 H200's host a copy cost 8-12 us a step at R = 64-1024 with 50 ids per row (4-7% of the host
 step), and made full rows, where every id crosses, 5-10x slower (1.9 -> 11.5 ms at R = 64, V =
-151936; results/h200-2026-12-04-s3 runs 1-2). The side stream is one of torch's pooled streams,
-so an application that takes more than the pool's 32 streams of a device may be handed the same
-one; `wait` then also waits for that stream's work.
+151936; benchmarks/results/h200-2026-12-04-s3 runs 1-2). The side stream is one of torch's
+pooled streams, so an application that takes more than the pool's 32 streams of a device may be
+handed the same one; `wait` then also waits for that stream's work.
 """
 
 from __future__ import annotations
