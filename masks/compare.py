@@ -699,7 +699,7 @@ TABLE_COLUMNS: tuple[Column, ...] = (
     ("time us", lambda r: _cell(r.device_time_us, ".1f")),
     ("dispatch us", lambda r: _cell(r.dispatch_us, ".1f")),
     ("probe us", lambda r: _cell(r.host_probe_us, ".1f")),
-    ("GB/s", lambda r: _cell(r.gbps, ".0f")),
+    ("GB/s", lambda r: _cell(r.gbps, ".0f" if r.gbps is None or r.gbps >= 10 else ".2f")),
     ("% ceil", lambda r: _cell(r.pct_of_ceiling, ".1f")),
     ("x torch", lambda r: _cell(r.speedup_vs_torch, ".2f")),
     ("x rowwise", lambda r: _cell(r.speedup_vs_rowwise, ".2f")),

@@ -20,8 +20,10 @@ RESIDENT_THREADS = 1024
 """Threads per SM the kernels are compiled for: 64 registers a thread (``min_blocks`` in
 compact.cu, the launch bounds in numba.py)."""
 EMULATED_SM_COUNT = 4
-"""SMs the CPU emulations of the CuPy and Numba kernels plan for: a few tiles per row and
-`fused` from a few rows, as on a GPU, on the emulations' small inputs."""
+"""SMs the CPU emulations of the CuPy and Numba kernels plan for: a few tiles per row, as on a
+GPU, on the emulations' small inputs. `auto` takes `fused` from R = 4 in CuPy's emulation
+(512-thread blocks) and from R = 32 in Numba's simulator (64-thread blocks), whose CI inputs
+reach `fused` by name."""
 FUSED_MIN_WAVES = 0.5
 """`auto` runs `fused` once the rows fill this many waves of resident fused blocks (H200, R=256,
 CuPy: fused 74% of the copy ceiling against split 66% for fp32, 62% against 52% for bf16)."""
