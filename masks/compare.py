@@ -774,12 +774,30 @@ def render_table(report: Report) -> str:
         )
     if report.stopped:
         lines.append(f"INCOMPLETE: {report.stopped}")
-    lines += _aligned(TABLE_COLUMNS, report.results)
+    skipped = [r for r in report.results if r.status == "skipped"]
+    lines += _aligned(TABLE_COLUMNS, [r for r in report.results if r.status != "skipped"])
+    lines += _skipped_lines(skipped)
     by_backend: dict[str, list[Result]] = defaultdict(list)
     for result in report.results:
         by_backend[result.backend].append(result)
     lines += ["", "summary per backend:", *_aligned(SUMMARY_COLUMNS, list(by_backend.values()))]
     return "\n".join(lines)
+
+
+def _skipped_lines(skipped: list[Result]) -> list[str]:
+    """One line per reason instead of one per skipped measurement: without a GPU, most of the
+    grid is too large for the emulations, and their rows would bury the measured ones."""
+    by_reason: dict[str, list[Result]] = defaultdict(list)
+    for result in skipped:
+        by_reason[result.detail].append(result)
+    lines = []
+    for reason, results in by_reason.items():
+        backends = ", ".join(dict.fromkeys(r.backend for r in results))
+        shapes = {(r.num_reqs, r.vocab_size, r.dtype, r.support) for r in results}
+        lines.append(
+            f"skipped {len(results)} measurement(s), {len(shapes)} shape(s) of {backends}: {reason}"
+        )
+    return lines
 
 
 def write_json(report: Report, path: Path) -> None:

@@ -166,6 +166,26 @@ def test_time_limit_stops_before_the_next_shape() -> None:
     assert report.stopped == "time limit of 0 s reached before R2-V200-float32-full"
 
 
+def test_skipped_measurements_are_one_line_per_reason() -> None:
+    """Without a GPU most of the grid is too large for the emulations: the table says so once,
+    naming the backends and counting the shapes, and keeps a line for each measured one."""
+    shapes = compare.CPU_GRID.shapes()[:3]
+    native = compare.Result.for_shape("torch", shapes[0], emulated=False)
+    native.device_time_us = 100.0
+    skipped = []
+    for backend in ("triton", "cupy:split"):
+        for shape in shapes:
+            result = compare.Result.for_shape(backend, shape, emulated=True)
+            result.status, result.detail = "skipped", "too large"
+            skipped.append(result)
+    ceiling = timing.CopyCeiling(10.0, 2, 0.2)
+    report = compare.Report({"device_name": "test"}, {}, ceiling, [native, *skipped])
+    table = compare.render_table(report).splitlines()
+    assert "skipped 6 measurement(s), 3 shape(s) of triton, cupy:split: too large" in table
+    assert sum("too large" in line for line in table) == 1
+    assert sum(line.startswith("torch ") for line in table) == 2  # its line and its summary
+
+
 def test_emulated_results_are_labelled_and_not_plotted(tmp_path: Path) -> None:
     shape = compare.QUICK_GRID.shapes()[0]
     emulated = compare.Result.for_shape("triton", shape, emulated=True)
