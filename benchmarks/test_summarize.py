@@ -37,7 +37,12 @@ def _report() -> dict:
                 "host_probe_us": 6.0 + index % 3,
             }
         )
-    environment = {"device_name": "GPU", "git_commit": "c", "code_sha256": "0" * 64, "date": "d"}
+    environment = {
+        "device_name": "NVIDIA H200",
+        "git_commit": "c",
+        "code_sha256": "0" * 64,
+        "date": "d",
+    }
     return {
         "environment": environment,
         "copy_ceiling": {"gbps": 4000.0},
@@ -137,3 +142,13 @@ def test_a_dirty_tree_says_its_commit_is_not_the_code() -> None:
     assert "commit c; " in summarize(report)
     report["environment"]["git_dirty"] = True
     assert "commit c plus uncommitted changes; " in summarize(report)
+
+
+def test_a_run_on_another_gpu_says_the_targets_are_the_h200s() -> None:
+    report = _report()
+    assert "targets are set for" not in summarize(report)
+    report["environment"]["device_name"] = "NVIDIA H100 80GB HBM3"
+    assert _row(report)[-1] == "yes"
+    assert "The targets are set for an H200; on NVIDIA H100 80GB HBM3 the verdicts" in summarize(
+        report
+    )

@@ -586,7 +586,7 @@ def environment(device: torch.device, command: str) -> dict[str, Any]:
         "unavailable_backends": masks.unavailable_reasons(device),
         "git_commit": _git("rev-parse", "HEAD"),
         "code_sha256": code_fingerprint(),
-        "git_dirty": None if (status := _git("status", "--porcelain")) is None else bool(status),
+        "git_dirty": package_changed(),
         "emulation": {
             spec.emulation_env: os.environ.get(spec.emulation_env)
             for spec in registry.BACKENDS.values()
@@ -653,8 +653,19 @@ def code_fingerprint() -> str:
     return digest.hexdigest()
 
 
+_PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+def package_changed(package: Path = _PACKAGE_DIR) -> bool | None:
+    """Whether the package's files differ from the commit (changed, or new under it), None
+    without git: files elsewhere in the checkout, such as a wheel carried to a device, leave the
+    commit naming the code that ran."""
+    status = _command_output("git", "status", "--porcelain", "--", ".", cwd=package)
+    return None if status is None else bool(status)
+
+
 def _git(*args: str) -> str | None:
-    return _command_output("git", *args, cwd=Path(__file__).resolve().parent)
+    return _command_output("git", *args, cwd=_PACKAGE_DIR)
 
 
 def _nvidia_driver(device: torch.device) -> str | None:

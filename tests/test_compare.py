@@ -348,6 +348,28 @@ def test_code_fingerprint_names_the_package_source(tmp_path: Path, monkeypatch) 
     assert compare.code_fingerprint() != original
 
 
+def test_package_changed_reads_the_package_not_the_checkout(tmp_path: Path) -> None:
+    """A file beside the package (a carried wheel) leaves the commit naming the code; an edit or
+    a new file in the package does not."""
+    checkout, outside = tmp_path / "checkout", tmp_path / "outside"
+    package = checkout / "masks"
+    package.mkdir(parents=True)
+    outside.mkdir()
+    (package / "kernel.py").write_text("A = 1\n")
+    git = ("git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(checkout))
+    subprocess.run((*git, "init", "-q"), check=True)
+    subprocess.run((*git, "add", "."), check=True)
+    subprocess.run((*git, "commit", "-q", "-m", "c"), check=True)
+    (checkout / "numpy.whl").write_bytes(b"wheel")
+    assert compare.package_changed(package) is False
+    (package / "new.py").write_text("")
+    assert compare.package_changed(package) is True
+    (package / "new.py").unlink()
+    (package / "kernel.py").write_text("A = 2\n")
+    assert compare.package_changed(package) is True
+    assert compare.package_changed(outside) is None  # no checkout
+
+
 def test_device_time_accepts_only_the_known_l2_flushes() -> None:
     assert timing.L2_FLUSHES == ("read", "write")
     with pytest.raises(ValueError, match="l2_flush must be one of"):
