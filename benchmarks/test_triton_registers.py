@@ -17,7 +17,7 @@ if os.environ.get("TRITON_INTERPRET") == "1":
     )
 try:
     from triton.backends.compiler import GPUTarget
-    from triton_registers import compile_fused, frame_size, register_count
+    from triton_registers import compile_fused, frame_size, register_count, set_knob
 except ImportError as error:
     if os.environ.get("MASKS_REQUIRE_TRITON_PTX") == "1":  # tox env triton-ptx: never skip
         raise
@@ -61,3 +61,17 @@ def test_fused_compiles_for_sm90_within_its_register_budget(dtype, pairs):
         assert frame_size(cubin) == 0, (
             f"{dtype} ({block_bytes} bytes): ptxas spilled to local memory"
         )
+
+
+@pytest.mark.parametrize("knob", ["_FILL_BLOCK=1024", "_FUSED_RANGE_SUBSTEPS=8"])
+def test_a_knob_overridden_compiles(knob: str, monkeypatch) -> None:
+    """``--knob`` sets a global that the kernels read (a ``tl.constexpr``) as well as a launch
+    parameter, and the kernel compiles with it."""
+    from masks.backends import triton as backend
+
+    name, value = knob.split("=")
+    monkeypatch.setattr(backend, name, getattr(backend, name))  # restored after the test
+    set_knob(knob)
+    assert int(getattr(backend, name)) == int(value)
+    cubin = compile_fused(torch.float32, GPUTarget("cuda", 90, 32), True, 32768).asm["cubin"]
+    assert register_count(cubin) > 0

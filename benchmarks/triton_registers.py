@@ -18,6 +18,7 @@ import struct
 
 import torch
 import triton
+import triton.language as tl
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 
@@ -111,6 +112,16 @@ def compile_fused(
     return triton.compile(source, target=target, options={"num_warps": backend._FUSED_NUM_WARPS})
 
 
+def set_knob(knob: str) -> None:
+    """Override ``NAME=VALUE`` of `masks.backends.triton`; a global that the kernels read stays a
+    ``tl.constexpr`` (Triton refuses to read any other global)."""
+    name, value = knob.split("=")
+    if isinstance(getattr(backend, name), tl.constexpr):
+        setattr(backend, name, tl.constexpr(int(value)))
+    else:
+        setattr(backend, name, int(value))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dtypes", default="bf16,fp32")
@@ -120,8 +131,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     for knob in args.knob:
-        name, value = knob.split("=")
-        setattr(backend, name, int(value))
+        set_knob(knob)
     target = GPUTarget("cuda", args.arch, 32)
     print(f"triton {triton.__version__}, sm_{args.arch}, knobs {args.knob or 'as committed'}")
     small = backend._FUSED_SMALL_BLOCK_BYTES

@@ -140,8 +140,9 @@ _ROWWISE_NUM_WARPS = 4
 """Triton's default, which upstream launches with."""
 _PAD_BLOCK = 1024
 _FILL_BLOCK: tl.constexpr = tl.constexpr(512)
-"""Consecutive ids stored per step for full mask words: a small tile, since a 32 * NW one raised
-`fused`'s registers enough to halve its resident programs (docs/design.md)."""
+"""Consecutive ids stored per step for full mask words: a small tile, since a 32 * NW one once
+raised `fused`'s registers enough to halve its resident programs (today's registers by tile:
+docs/design.md)."""
 _TILES_BLOCK = 256
 """Flags a `split` tile reads per step of its look-back."""
 
