@@ -10,6 +10,7 @@ backends the environment requires (MASKS_REQUIRE_BACKENDS), whose tests then fai
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -48,14 +49,19 @@ def returns_while_the_stream_spins(call: Callable[[], Result]) -> tuple[bool, Re
     return still_busy, result
 
 
-def counting_calls(monkeypatch: pytest.MonkeyPatch, owner: object, name: str) -> Callable[[], int]:
+def counting_calls(
+    monkeypatch: pytest.MonkeyPatch, owner: object, name: str, delay_s: float = 0.0
+) -> Callable[[], int]:
     """Wrap ``owner.name`` (restored after the test) to count its calls: put on a kernel
-    language's compile entry point, it counts compiles whichever path of a backend asks."""
+    language's compile entry point, it counts compiles whichever path of a backend asks.
+    ``delay_s`` holds each call back first, so that threads racing to compile meet inside it
+    even where the compile itself is cached and fast."""
     original = getattr(owner, name)
     calls = [0]
 
     def counted(*args, **kwargs):
         calls[0] += 1
+        time.sleep(delay_s)
         return original(*args, **kwargs)
 
     monkeypatch.setattr(owner, name, counted)

@@ -331,9 +331,14 @@ def test_device_time_of_a_known_sleep() -> None:
     assert measured.p10_us <= measured.median_us <= measured.p90_us
 
 
-def test_code_fingerprint_names_the_package_source(tmp_path: Path, monkeypatch) -> None:
-    """The fingerprint covers every source file: a copy of the package gives the same one,
-    and an edit in the copy changes it."""
+@pytest.mark.parametrize(
+    "source", ["api.py", "backends/compact.cu", "backends/cuda_emulation.h", "auto_order.json"]
+)
+def test_code_fingerprint_names_the_package_source(
+    source: str, tmp_path: Path, monkeypatch
+) -> None:
+    """The fingerprint covers every kind of source file (Python, CUDA C, the emulation's header,
+    auto's order): a copy of the package gives the same one, and an edit in the copy changes it."""
     import shutil
 
     import masks
@@ -344,7 +349,8 @@ def test_code_fingerprint_names_the_package_source(tmp_path: Path, monkeypatch) 
     assert len(original) == 64
     monkeypatch.setattr(masks, "__file__", str(copy / "__init__.py"))
     assert compare.code_fingerprint() == original
-    (copy / "backends" / "compact.cu").write_text("// edited\n")
+    edited = copy / source
+    edited.write_bytes(edited.read_bytes() + b"\n")
     assert compare.code_fingerprint() != original
 
 

@@ -238,8 +238,11 @@ def test_blocks_run_concurrently(module) -> None:
     ("kernel", "message"),
     [
         ("half_warp_exits", r"block 0: deadlock: no thread can run; waiting: 32 at __reduce_add"),
-        ("divergent_collectives", r"reached __\w+_sync while other lanes of its warp wait at __"),
-        ("partial_mask", r"__ballot_sync with a partial mask"),
+        (
+            "divergent_collectives",
+            r"block 0, thread \d+: reached __\w+_sync while other lanes of its warp wait at __",
+        ),
+        ("partial_mask", r"block 0, thread \d+: __ballot_sync with a partial mask"),
     ],
 )
 def test_warp_misuse_is_an_error_naming_the_block(

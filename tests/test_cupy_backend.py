@@ -126,22 +126,31 @@ def test_the_emulation_runs_on_cpu_tensors_only() -> None:
 @pytest.mark.parametrize("variant", ["split", "fused"])
 @pytest.mark.parametrize("vocab", [40_003, 40_064])
 def test_layouts_and_tiles_match_the_reference(
-    dtype: torch.dtype, variant: str, vocab: int
+    dtype: torch.dtype, variant: str, vocab: int, monkeypatch
 ) -> None:
-    """Vector (aligned rows: 40_064) and strided loads, unaligned mask rows (40_003), several
-    tiles per row, counts above W, inactive rows."""
+    """Vector loads (contiguous aligned rows: 40_064) and strided loads (the other layouts),
+    each checked to be the kernel that ran, unaligned mask rows (40_003), several tiles per row,
+    counts above W, inactive rows."""
     num_reqs = 5
     supports = [0, 17, 3_000, vocab, 40_000]
     logits = make_logits(num_reqs, vocab, supports, dtype=dtype, seed=3, device=DEVICE, junk=True)
     num_sampled = torch.tensor([1, 9, 1, 9, 0, 9, 2, 9, 1, 9], device=DEVICE)[::2]  # strided
+    masks.compact_sampling_mask(logits[:, :8], backend="cupy")  # the registry's probe, if not run
     for name, view in _layouts(logits).items():
+        vector = name == "contiguous" and vocab == 40_064
         for width in (0, 5, 2048):
+            plans: dict = {}
+            monkeypatch.setattr(cupy_backend, "_plans", plans)
             expected = reference(view.cpu(), num_sampled.cpu(), width)
             actual = masks.compact_sampling_mask(view, num_sampled, width, f"cupy:{variant}")
             try:
                 assert_masks_equal(actual, expected)
             except AssertionError as error:
                 raise AssertionError(f"{name}, W={width}: {error}") from None
+            (plan,) = plans.values()
+            kernels = getattr(cupy_backend._kernels[(view.get_device(), dtype)], variant)
+            loads = "16-byte" if vector else "strided"
+            assert plan.kernel is kernels[vector], f"{name}: not {variant}'s {loads} loads"
 
 
 @needs_gpu
@@ -212,19 +221,23 @@ def test_split_leaves_its_scratch_zero_for_the_next_call() -> None:
 
 @runs_here
 def test_concurrent_first_calls_compile_once(monkeypatch) -> None:
+    """Eight threads released together call a (device, dtype) with no kernels yet; each build is
+    held back 50 ms, so without the backend's lock several would build."""
     logits = make_logits(3, 5_000, [1, 40, 5_000], dtype=torch.float16, seed=7, device=DEVICE)
     expected = reference(logits.cpu(), None, 64)
     masks.compact_sampling_mask(logits[:, :8], backend="cupy")  # the registry's probe, if not run
     monkeypatch.setattr(cupy_backend, "_kernels", {})
     monkeypatch.setattr(cupy_backend, "_plans", {})
     if EMULATED:
-        modules = counting_calls(monkeypatch, cuda_emulation, "Module")
+        modules = counting_calls(monkeypatch, cuda_emulation, "Module", delay_s=0.05)
     else:
-        modules = counting_calls(monkeypatch, sys.modules["cupy"], "RawModule")
+        modules = counting_calls(monkeypatch, sys.modules["cupy"], "RawModule", delay_s=0.05)
     errors: list[BaseException] = []
+    barrier = threading.Barrier(8)
 
     def call() -> None:
         try:
+            barrier.wait()
             assert_masks_equal(masks.compact_sampling_mask(logits, None, 64, "cupy"), expected)
         except BaseException as error:
             errors.append(error)

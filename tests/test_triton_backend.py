@@ -226,11 +226,14 @@ def test_fused_ranks_rows_that_fit_in_w_one_range_per_warp(
     "layout, pairs",
     [("contiguous", True), ("odd row stride", False), ("2-byte offset", False), ("odd V", False)],
 )
-def test_fused_reads_16_bit_logits_two_per_word_where_the_layout_allows(dtype, layout, pairs):
+def test_fused_reads_16_bit_logits_two_per_word_where_the_layout_allows(
+    monkeypatch, dtype, layout, pairs
+):
     """`fused` tests two 16-bit logits per int32 (SWAR) only on rows of an even number of
-    contiguous columns that start 4-byte aligned, else one per int16. Every one of the 65536 bit
-    patterns sits in both halves of a word (the patterns, then shifted by one column), so each
-    half's test meets every exponent, payload and neighbour."""
+    contiguous columns that start 4-byte aligned, else one per int16: the launch says which. Every
+    one of the 65536 bit patterns sits in both halves of a word (the patterns, then shifted by one
+    column), so each half's test meets every exponent, payload and neighbour."""
+    launches = recorded_launches(monkeypatch)
     patterns = bit_patterns(dtype, "every", seed=5).view(torch.int16)  # copied as integers
     grid = torch.stack([patterns, patterns.roll(1)]).view(16, 8_192)
     columns = {"contiguous": 8_192, "odd row stride": 8_193}.get(layout, 8_194)
@@ -241,10 +244,11 @@ def test_fused_reads_16_bit_logits_two_per_word_where_the_layout_allows(dtype, l
     host.copy_(grid)  # then the same view of the storage's copy on the device
     device_storage = storage.to(DEVICE)
     logits = device_storage.as_strided(host.shape, host.stride(), host.storage_offset()).view(dtype)
-    assert backend._pairs(logits, *logits.stride()) == pairs
     expected = reference(logits.cpu(), None, 2_048)
     got = compact_sampling_mask(logits, None, 2_048, backend="triton:fused")
     assert_masks_equal(got, expected)
+    read_in_pairs = [c["PAIRS"] for kernel, _, c in launches if kernel is backend._fused_kernel]
+    assert read_in_pairs == [pairs]
 
 
 @triton.jit
