@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from numpy_contract import numpy_contract
 
 from masks import MAX_COMPACT_SUPPORT, compact_sampling_mask
+from masks.backends import torch as torch_backend
 from masks.testing import make_logits, reference
 
 
@@ -65,6 +66,20 @@ def test_generator_is_seeded_and_never_zero() -> None:
     # The kept columns differ between rows (random positions, not a fixed prefix).
     kept = torch.isfinite(a)
     assert not torch.equal(kept[0], kept[1])
+
+
+@pytest.mark.parametrize("chunk_elements", [3 * 1_000, 999], ids=["3 rows", "past a row"])
+def test_reference_chunks_of_rows_match_the_contract(chunk_elements: int, monkeypatch) -> None:
+    """Rows go through the reference in chunks (`_CHUNK_ELEMENTS` logits, at least one row):
+    small chunks here, with inactive rows (strided int64 counts) on both sides of chunk edges."""
+    monkeypatch.setattr(torch_backend, "_CHUNK_ELEMENTS", chunk_elements)
+    supports = [0, 5, 1_000, 300, 17, 999, 1, 250, 40, 600]
+    logits = make_logits(10, 1_000, supports, torch.float32, seed=4, junk=True)
+    counts = torch.tensor([1, 0, 2, -1, 1, 1, 0, 2, -1, 1], dtype=torch.int64)
+    num_sampled = counts.repeat_interleave(2)[::2]  # rows 1, 3, 6 and 8 inactive
+    for width in (0, 7, 256, 1_000):
+        assert_matches_numpy(logits, num_sampled, width)
+        assert_matches_numpy(logits, None, width)
 
 
 def test_reference_runs_at_serving_scale() -> None:
