@@ -19,7 +19,7 @@ import statistics
 from collections import defaultdict
 from pathlib import Path
 
-from masks.compare import read_json
+from masks.compare import UNSTEADY_SPREAD, read_json
 
 LARGE_BATCH = 256
 LARGE_VOCABS = (128_256, 151_936, 262_144)
@@ -156,6 +156,19 @@ def summarize(report: dict) -> str:
             "",
             f"The targets are set for an {TARGET_GPU}; on {env.get('device_name')} the verdicts "
             "read the same thresholds, not the issues' verdicts.",
+        ]
+    unsteady = [
+        r
+        for r in timed
+        if r.get("device_time_p10_us")
+        and r["device_time_p90_us"] > UNSTEADY_SPREAD * r["device_time_p10_us"]
+    ]
+    if unsteady:
+        backends = ", ".join(sorted({r["backend"] for r in unsteady}))
+        lines += [
+            "",
+            f"Unsteady: {len(unsteady)} cell(s) whose p90 passed {UNSTEADY_SPREAD}x their p10 "
+            f"({backends}): interference from outside the call, read their medians with care.",
         ]
     if len(ok) > len(timed):
         lines += ["", f"Left out: {len(ok) - len(timed)} timed cell(s) at W other than {WIDTH}."]

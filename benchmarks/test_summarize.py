@@ -152,3 +152,12 @@ def test_a_run_on_another_gpu_says_the_targets_are_the_h200s() -> None:
     assert "The targets are set for an H200; on NVIDIA H100 80GB HBM3 the verdicts" in summarize(
         report
     )
+
+
+def test_unsteady_cells_are_counted() -> None:
+    report = _report()
+    for result in report["results"]:
+        result["device_time_p10_us"], result["device_time_p90_us"] = 9.8, 10.4
+    assert "Unsteady" not in summarize(report)
+    report["results"][0]["device_time_p90_us"] = 9.8 * 3
+    assert "Unsteady: 1 cell(s) whose p90 passed 1.5x their p10 (cupy)" in summarize(report)

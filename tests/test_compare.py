@@ -186,6 +186,52 @@ def test_skipped_measurements_are_one_line_per_reason() -> None:
     assert sum(line.startswith("torch ") for line in table) == 2  # its line and its summary
 
 
+@pytest.mark.parametrize(
+    ("device_type", "measurements", "kept", "first_spread"),
+    [
+        ("cuda", [(10.5, 10.1, 11.0)], 0, None),  # steady: taken once
+        ("cuda", [(30.0, 10.0, 340.0), (10.5, 10.1, 11.0)], 1, 34.0),  # the second is steadier
+        ("cuda", [(30.0, 10.0, 20.0), (90.0, 10.0, 300.0)], 0, 2.0),  # the first is steadier
+        ("cpu", [(30.0, 10.0, 340.0)], 0, None),  # a host's wall clock: never taken again
+    ],
+)
+def test_an_unsteady_gpu_measurement_is_taken_once_more(
+    monkeypatch, device_type: str, measurements: list, kept: int, first_spread: float | None
+) -> None:
+    """A GPU measurement whose p90 passes `UNSTEADY_SPREAD` x its p10 is taken again, and the
+    steadier of the two (by spread, not by speed) is the one recorded."""
+    timings = [timing.Timing(*times, samples=20) for times in measurements]
+    taken = iter(timings)
+    monkeypatch.setattr(timing, "device_time", lambda call, device, reps, l2_flush: next(taken))
+    measured, spread = compare.steady_device_time(
+        lambda: None, torch.device(device_type), 20, "read"
+    )
+    assert measured is timings[kept] and spread == first_spread
+    assert next(taken, None) is None, "not every measurement was taken"
+
+
+def _timed(backend: str, p10: float, p90: float, first_spread: float | None) -> compare.Result:
+    result = compare.Result.for_shape(backend, compare.QUICK_GRID.shapes()[0], emulated=False)
+    result.device_time_us, result.device_time_p10_us, result.device_time_p90_us = p10, p10, p90
+    result.first_spread = first_spread
+    return result
+
+
+def test_a_re_measured_cell_says_so() -> None:
+    steady = _timed("cupy", 10.0, 11.0, None)
+    remeasured = _timed("numba", 10.0, 12.0, 34.4)
+    unsteady = _timed("triton", 10.0, 20.0, 3.0)
+    ceiling = timing.CopyCeiling(10.0, 2, 0.2)
+    report = compare.Report({"device_name": "test"}, {}, ceiling, [steady, remeasured, unsteady])
+    assert compare.status_text(steady) == "ok"
+    assert compare.status_text(remeasured) == "ok (re-measured: p90 34.4x p10, then 1.2x)"
+    assert compare.status_text(unsteady) == "ok (re-measured: p90 3.0x p10, then 2.0x)"
+    footer = (
+        "re-measured 2 measurement(s) whose p90 passed 1.5x their p10 (status column); 1 still did"
+    )
+    assert footer in compare.render_table(report).splitlines()
+
+
 def test_emulated_results_are_labelled_and_not_plotted(tmp_path: Path) -> None:
     shape = compare.QUICK_GRID.shapes()[0]
     emulated = compare.Result.for_shape("triton", shape, emulated=True)
