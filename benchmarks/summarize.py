@@ -19,7 +19,8 @@ import statistics
 from collections import defaultdict
 from pathlib import Path
 
-from masks.compare import UNSTEADY_SPREAD, read_json
+from masks.compare import read_json
+from masks.timing import UNSTEADY_SPREAD
 
 LARGE_BATCH = 256
 LARGE_VOCABS = (128_256, 151_936, 262_144)

@@ -9,7 +9,7 @@ backends are then timed with `masks.timing`:
 
 - device time per call (CUDA events after an L2 flush and a spin that outlasts the call's host
   time; median of up to ``--reps`` repetitions, fewer when ``--budget-ms`` runs out on a large
-  shape; measured once more when its repetitions spread past `UNSTEADY_SPREAD`),
+  shape; measured once more when its repetitions spread past `masks.timing.UNSTEADY_SPREAD`),
 - host dispatch per call (back-to-back calls, no synchronisation; the shape's backends in
   interleaved rounds, beside a probe of the host's own speed: a one-element torch fill),
 - GB/s over the minimal traffic (`masks.timing.minimal_bytes`) and its percentage of the
@@ -79,11 +79,6 @@ DTYPES = {
 }
 DTYPE_ALIASES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16", "fp64": "float64"}
 
-UNSTEADY_SPREAD = 1.5
-"""p90 / p10 of a GPU measurement's repetitions past which it is taken once more and the steadier
-of the two recorded: a call's own times spread by a few percent, a wider spread is interference
-from outside it (one H100 grid had 10 such cells of 1386, p90 up to 34x p10, where the same grid
-minutes before had none: benchmarks/results/h100-2026-12-07)."""
 MIN_REPS = 10
 DEFAULT_REPS = 200
 DEFAULT_BUDGET_MS = 40.0
@@ -186,7 +181,7 @@ class Result:
     device_time_p90_us: float | None = None
     reps: int = 0
     first_spread: float | None = None
-    """p90 / p10 of a first device-time measurement that passed `UNSTEADY_SPREAD`, so that the
+    """p90 / p10 of a first device-time measurement that passed `timing.UNSTEADY_SPREAD`, so the
     cell was measured again (the steadier measurement is the one recorded)."""
     dispatch_us: float | None = None
     host_probe_us: float | None = None
@@ -393,28 +388,11 @@ def _gate_and_time_device(
         return result, None, 0.0
     seconds_each = timing.seconds_per_call(call, device, l2_flush=l2_flush)
     reps = timing.reps_within(budget_s, seconds_each, MIN_REPS, max_reps)
-    measured, result.first_spread = steady_device_time(call, device, reps, l2_flush)
+    measured, result.first_spread = timing.steady_device_time(call, device, reps, l2_flush)
     _record_device_time(result, measured)
     result.gbps = timing.gbps(result.minimal_bytes, result.device_time_us)
     result.pct_of_ceiling = 100 * result.gbps / ceiling.gbps
     return result, call, seconds_each
-
-
-def spread(measured: timing.Timing) -> float:
-    """p90 / p10 of a measurement's repetitions."""
-    return measured.p90_us / measured.p10_us if measured.p10_us > 0 else math.inf
-
-
-def steady_device_time(
-    call: timing.Call, device: torch.device, reps: int, l2_flush: str
-) -> tuple[timing.Timing, float | None]:
-    """`timing.device_time`, taken once more on a GPU when its `spread` passes
-    `UNSTEADY_SPREAD`: ``(the steadier measurement, the first's spread or None)``."""
-    first = timing.device_time(call, device, reps, l2_flush)
-    if device.type != "cuda" or spread(first) <= UNSTEADY_SPREAD:
-        return first, None
-    second = timing.device_time(call, device, reps, l2_flush)
-    return min(first, second, key=spread), spread(first)
 
 
 def _record_device_time(result: Result, device_time: timing.Timing) -> None:
@@ -803,10 +781,13 @@ def _aligned(columns: Sequence[Column], items: Sequence[Any]) -> list[str]:
 def render_table(report: Report) -> str:
     """The per-measurement table, then the per-backend summary."""
     ceiling = report.copy_ceiling
-    lines = [
+    header = (
         f"{report.environment.get('device_name')}: copy ceiling {ceiling.gbps:.0f} GB/s "
         f"(read + write of {ceiling.bytes_moved / 2**30:.2f} GiB in {ceiling.median_us:.0f} us)"
-    ]
+    )
+    if ceiling.first_spread is not None:
+        header += f"; re-measured: p90 {ceiling.first_spread:.1f}x p10 at first"
+    lines = [header]
     if report.environment.get("device_type") == "cpu":
         lines.append(
             "CPU: wall-clock times of the torch reference on this host, which check the harness "
@@ -818,20 +799,26 @@ def render_table(report: Report) -> str:
     skipped = [r for r in report.results if r.status == "skipped"]
     lines += _aligned(TABLE_COLUMNS, [r for r in report.results if r.status != "skipped"])
     lines += _skipped_lines(skipped)
-    remeasured = [r for r in report.results if r.first_spread is not None]
-    if remeasured:
-        unsteady = sum(
-            r.device_time_p90_us > UNSTEADY_SPREAD * r.device_time_p10_us for r in remeasured
-        )
-        lines.append(
-            f"re-measured {len(remeasured)} measurement(s) whose p90 passed {UNSTEADY_SPREAD}x "
-            f"their p10 (status column); {unsteady} still did"
-        )
+    lines += _remeasured_lines(report.results)
     by_backend: dict[str, list[Result]] = defaultdict(list)
     for result in report.results:
         by_backend[result.backend].append(result)
     lines += ["", "summary per backend:", *_aligned(SUMMARY_COLUMNS, list(by_backend.values()))]
     return "\n".join(lines)
+
+
+def _remeasured_lines(results: Sequence[Result]) -> list[str]:
+    """How many measurements `timing.steady_device_time` took twice, and how many of those
+    stayed unsteady (each one's line says so in its status)."""
+    remeasured = [r for r in results if r.first_spread is not None]
+    if not remeasured:
+        return []
+    limit = timing.UNSTEADY_SPREAD
+    unsteady = sum(r.device_time_p90_us > limit * r.device_time_p10_us for r in remeasured)
+    return [
+        f"re-measured {len(remeasured)} measurement(s) whose p90 passed {limit}x their p10 "
+        f"(status column); {unsteady} still did"
+    ]
 
 
 def _skipped_lines(skipped: list[Result]) -> list[str]:

@@ -203,7 +203,7 @@ def test_an_unsteady_gpu_measurement_is_taken_once_more(
     timings = [timing.Timing(*times, samples=20) for times in measurements]
     taken = iter(timings)
     monkeypatch.setattr(timing, "device_time", lambda call, device, reps, l2_flush: next(taken))
-    measured, spread = compare.steady_device_time(
+    measured, spread = timing.steady_device_time(
         lambda: None, torch.device(device_type), 20, "read"
     )
     assert measured is timings[kept] and spread == first_spread
@@ -221,8 +221,11 @@ def test_a_re_measured_cell_says_so() -> None:
     steady = _timed("cupy", 10.0, 11.0, None)
     remeasured = _timed("numba", 10.0, 12.0, 34.4)
     unsteady = _timed("triton", 10.0, 20.0, 3.0)
-    ceiling = timing.CopyCeiling(10.0, 2, 0.2)
+    ceiling = timing.CopyCeiling(10.0, 2, 0.2, first_spread=2.5)
     report = compare.Report({"device_name": "test"}, {}, ceiling, [steady, remeasured, unsteady])
+    assert compare.render_table(report).startswith(
+        "test: copy ceiling 10 GB/s (read + write of 0.00 GiB in 0 us); re-measured: p90 2.5x p10"
+    )
     assert compare.status_text(steady) == "ok"
     assert compare.status_text(remeasured) == "ok (re-measured: p90 34.4x p10, then 1.2x)"
     assert compare.status_text(unsteady) == "ok (re-measured: p90 3.0x p10, then 2.0x)"
