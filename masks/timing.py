@@ -207,8 +207,9 @@ def device_time(
 
 
 def spread(measured: Timing) -> float:
-    """p90 / p10 of a measurement's repetitions."""
-    return measured.p90_us / measured.p10_us if measured.p10_us > 0 else math.inf
+    """p90 / p10 of a measurement's repetitions, the p10 floored at 1 ns so that the ratio stays
+    finite (a results JSON holds no infinity) even for a call too short for the event timer."""
+    return measured.p90_us / max(measured.p10_us, 1e-3)
 
 
 def steady_device_time(
