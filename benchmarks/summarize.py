@@ -20,7 +20,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from masks.compare import read_json
-from masks.timing import UNSTEADY_SPREAD
+from masks.timing import UNSTEADY_SPREAD, spread
 
 LARGE_BATCH = 256
 LARGE_VOCABS = (128_256, 151_936, 262_144)
@@ -161,15 +161,15 @@ def summarize(report: dict) -> str:
     unsteady = [
         r
         for r in timed
-        if r.get("device_time_p10_us")
-        and r["device_time_p90_us"] > UNSTEADY_SPREAD * r["device_time_p10_us"]
+        if r.get("device_time_p10_us") is not None
+        and spread(r["device_time_p10_us"], r["device_time_p90_us"]) > UNSTEADY_SPREAD
     ]
     if unsteady:
         backends = ", ".join(sorted({r["backend"] for r in unsteady}))
         lines += [
             "",
             f"Unsteady: {len(unsteady)} cell(s) whose p90 passed {UNSTEADY_SPREAD}x their p10 "
-            f"({backends}): interference from outside the call, read their medians with care.",
+            f"({backends}): a spread wider than a call's own, so read their medians with care.",
         ]
     if len(ok) > len(timed):
         lines += ["", f"Left out: {len(ok) - len(timed)} timed cell(s) at W other than {WIDTH}."]

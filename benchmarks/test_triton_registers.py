@@ -63,15 +63,20 @@ def test_fused_compiles_for_sm90_within_its_register_budget(dtype, pairs):
         )
 
 
-@pytest.mark.parametrize("knob", ["_FILL_BLOCK=1024", "_FUSED_RANGE_SUBSTEPS=8"])
-def test_a_knob_overridden_compiles(knob: str, monkeypatch) -> None:
-    """``--knob`` sets a global that the kernels read (a ``tl.constexpr``) as well as a launch
-    parameter, and the kernel compiles with it."""
+def test_a_knob_overridden_after_a_compile_takes_effect() -> None:
+    """``--knob`` on a global that the kernels read (a ``tl.constexpr``) changes the kernel's
+    cache key, also once the key was computed (else the kernel compiled with the committed value
+    comes back), and the kernel compiles with it."""
     from masks.backends import triton as backend
 
-    name, value = knob.split("=")
-    monkeypatch.setattr(backend, name, getattr(backend, name))  # restored after the test
-    set_knob(knob)
-    assert int(getattr(backend, name)) == int(value)
-    cubin = compile_fused(torch.float32, GPUTarget("cuda", 90, 32), True, 32768).asm["cubin"]
-    assert register_count(cubin) > 0
+    committed = int(backend._FILL_BLOCK)
+    before = backend._fused_kernel.cache_key
+    try:
+        set_knob("_FILL_BLOCK=1024")
+        assert isinstance(backend._FILL_BLOCK, type(backend._EMIT_WORDS))  # a tl.constexpr
+        assert backend._fused_kernel.cache_key != before
+        cubin = compile_fused(torch.float32, GPUTarget("cuda", 90, 32), True, 32768).asm["cubin"]
+        assert register_count(cubin) > 0
+    finally:
+        set_knob(f"_FILL_BLOCK={committed}")
+    assert backend._fused_kernel.cache_key == before

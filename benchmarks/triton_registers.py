@@ -21,6 +21,7 @@ import triton
 import triton.language as tl
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
+from triton.runtime import JITFunction
 
 from masks.backends import triton as backend
 
@@ -113,13 +114,18 @@ def compile_fused(
 
 
 def set_knob(knob: str) -> None:
-    """Override ``NAME=VALUE`` of `masks.backends.triton`; a global that the kernels read stays a
-    ``tl.constexpr`` (Triton refuses to read any other global)."""
+    """Override ``NAME=VALUE`` of `masks.backends.triton`. A global that the kernels read stays a
+    ``tl.constexpr`` (Triton refuses to read any other global), and the kernels' cache keys,
+    which hold the globals' values once computed, are computed afresh (else a kernel compiled
+    before would be returned unchanged)."""
     name, value = knob.split("=")
-    if isinstance(getattr(backend, name), tl.constexpr):
-        setattr(backend, name, tl.constexpr(int(value)))
-    else:
+    if not isinstance(getattr(backend, name), tl.constexpr):
         setattr(backend, name, int(value))
+        return
+    setattr(backend, name, tl.constexpr(int(value)))
+    for function in vars(backend).values():
+        if isinstance(function, JITFunction):
+            function.hash = None
 
 
 def main() -> None:

@@ -700,8 +700,8 @@ def status_text(result: Result) -> str:
         return f"{result.status}: {result.detail}"
     notes = [result.note] if result.note else []
     if result.first_spread is not None:
-        now = result.device_time_p90_us / result.device_time_p10_us
-        notes.append(f"re-measured: p90 {result.first_spread:.1f}x p10, then {now:.1f}x")
+        kept = timing.spread(result.device_time_p10_us, result.device_time_p90_us)
+        notes.append(f"re-measured: p90 {result.first_spread:.1f}x p10 at first, {kept:.1f}x kept")
     return f"ok ({'; '.join(notes)})" if notes else "ok"
 
 
@@ -814,7 +814,9 @@ def _remeasured_lines(results: Sequence[Result]) -> list[str]:
     if not remeasured:
         return []
     limit = timing.UNSTEADY_SPREAD
-    unsteady = sum(r.device_time_p90_us > limit * r.device_time_p10_us for r in remeasured)
+    unsteady = sum(
+        timing.spread(r.device_time_p10_us, r.device_time_p90_us) > limit for r in remeasured
+    )
     return [
         f"re-measured {len(remeasured)} measurement(s) whose p90 passed {limit}x their p10 "
         f"(status column); {unsteady} still did"

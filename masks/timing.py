@@ -206,10 +206,10 @@ def device_time(
     return summarize([start.elapsed_time(end) * 1e-3 for start, end in events])
 
 
-def spread(measured: Timing) -> float:
+def spread(p10_us: float, p90_us: float) -> float:
     """p90 / p10 of a measurement's repetitions, the p10 floored at 1 ns so that the ratio stays
     finite (a results JSON holds no infinity) even for a call too short for the event timer."""
-    return measured.p90_us / max(measured.p10_us, 1e-3)
+    return p90_us / max(p10_us, 1e-3)
 
 
 def steady_device_time(
@@ -219,10 +219,12 @@ def steady_device_time(
     ``(the steadier measurement, the first one's spread, or None when it was steady)``. The
     steadier, not the faster: the choice never favours a low median."""
     first = device_time(call, device, reps, l2_flush)
-    if device.type != "cuda" or spread(first) <= UNSTEADY_SPREAD:
+    first_spread = spread(first.p10_us, first.p90_us)
+    if device.type != "cuda" or first_spread <= UNSTEADY_SPREAD:
         return first, None
     second = device_time(call, device, reps, l2_flush)
-    return min(first, second, key=spread), spread(first)
+    steadier = min(first, second, key=lambda measured: spread(measured.p10_us, measured.p90_us))
+    return steadier, first_spread
 
 
 def interleaved_dispatch_times(

@@ -228,8 +228,10 @@ def test_a_re_measured_cell_says_so() -> None:
         "test: copy ceiling 10 GB/s (read + write of 0.00 GiB in 0 us); re-measured: p90 2.5x p10"
     )
     assert compare.status_text(steady) == "ok"
-    assert compare.status_text(remeasured) == "ok (re-measured: p90 34.4x p10, then 1.2x)"
-    assert compare.status_text(unsteady) == "ok (re-measured: p90 3.0x p10, then 2.0x)"
+    assert compare.status_text(remeasured) == "ok (re-measured: p90 34.4x p10 at first, 1.2x kept)"
+    assert compare.status_text(unsteady) == "ok (re-measured: p90 3.0x p10 at first, 2.0x kept)"
+    zero = _timed("torch", 0.0, 0.5, 2000.0)  # a p10 of 0 renders (the spread's 1 ns floor)
+    assert compare.status_text(zero) == "ok (re-measured: p90 2000.0x p10 at first, 500.0x kept)"
     footer = (
         "re-measured 2 measurement(s) whose p90 passed 1.5x their p10 (status column); 1 still did"
     )
