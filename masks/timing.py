@@ -216,8 +216,8 @@ def steady_device_time(
     call: Call, device: torch.device, reps: int, l2_flush: str = L2_FLUSHES[0]
 ) -> tuple[Timing, float | None]:
     """`device_time`, taken once more on a GPU when its `spread` passes `UNSTEADY_SPREAD`:
-    ``(the steadier measurement, the first one's spread, or None when it was steady)``. The
-    steadier, not the faster: the choice never favours a low median."""
+    ``(the steadier measurement, the first one's spread, or None when it was steady)``. The two
+    are compared by spread, not by median."""
     first = device_time(call, device, reps, l2_flush)
     first_spread = spread(first.p10_us, first.p90_us)
     if device.type != "cuda" or first_spread <= UNSTEADY_SPREAD:
