@@ -115,9 +115,9 @@ def compile_fused(
 
 def set_knob(knob: str) -> None:
     """Override ``NAME=VALUE`` of `masks.backends.triton`. A global that the kernels read stays a
-    ``tl.constexpr`` (Triton refuses to read any other global), and the kernels' cache keys,
-    which hold the globals' values once computed, are computed afresh (else a kernel compiled
-    before would be returned unchanged)."""
+    ``tl.constexpr`` (Triton refuses to read any other global), and the kernels' cache keys and
+    the global values recorded with them are computed afresh (else a kernel compiled before
+    comes back unchanged, or triton 3.6 finds the old value beside the new one and raises)."""
     name, value = knob.split("=")
     if not isinstance(getattr(backend, name), tl.constexpr):
         setattr(backend, name, int(value))
@@ -125,7 +125,7 @@ def set_knob(knob: str) -> None:
     setattr(backend, name, tl.constexpr(int(value)))
     for function in vars(backend).values():
         if isinstance(function, JITFunction):
-            function.hash = None
+            function.hash, function.used_global_vals = None, {}
 
 
 def main() -> None:
