@@ -54,7 +54,7 @@ Nothing reads device memory on the host, so a call never synchronises.
 
 CPU mode: with ``MASKS_CUPY_EMULATE=1`` (read at import) the same kernels are built for the CPU
 by `masks.backends.cuda_emulation` and take CPU tensors; plans and parameter blocks are made as
-above, for `tiling.EMULATED_SM_COUNT` SMs, and handed to the emulation's ``launchKernel``, which
+above, for `tiling.EMULATED_SM_COUNT` SMs, and handed to the emulation's ``launch_kernel``, which
 runs the grid before it returns. CuPy is not imported.
 """
 
