@@ -3,8 +3,10 @@
 The harness reports each call against a copy ceiling measured on 2 GiB (launch latency is
 nothing there). A call at R = 256 moves 72-279 MB, so the fixed cost of a call (the time from
 the start event to the kernel's first load, and the ramp and tail of its loads) weighs more.
-This script times, at each shape and with the harness's own method (`masks.timing.device_time`:
-L2 flush, spin, CUDA events, medians), everything that moves the same bytes:
+This script times, at each shape and with the harness's own method
+(`masks.timing.steady_device_time`: L2 flush, spin, CUDA events, medians, taken once more when
+unsteady; ``remeasured`` in the JSON lists the first spreads), everything that moves the same
+bytes:
 
 * a one-element kernel: the fixed cost of any call;
 * a device-to-device copy of the kernel's minimal traffic (`masks.timing.minimal_bytes`);
@@ -215,10 +217,13 @@ def measure_shape(
             calls[f"{backend} {support}"] = functools.partial(
                 compact_sampling_mask, rows, None, WIDTH, backend, out=out
             )
-    times = {}
+    times, remeasured = {}, {}
     for name, call in calls.items():
         call()
-        times[name] = timing.device_time(call, device, REPS, flush).median_us
+        measured, first_spread = timing.steady_device_time(call, device, REPS, flush)
+        times[name] = measured.median_us
+        if first_spread is not None:
+            remeasured[name] = first_spread
     if floors is not None:  # every floor folds the same bytes into the same mask
         masks = {}
         kinds = ("outputs 256x8 wave", *FUSED_PARTITION_FLOORS)
@@ -231,6 +236,7 @@ def measure_shape(
         if not all(torch.equal(first, other) for other in others):
             raise RuntimeError(f"the floors' masks differ: {', '.join(masks)}")
     row = {"num_reqs": num_reqs, "vocab": vocab, "minimal_bytes": nbytes, "us": times}
+    row["remeasured"] = remeasured
     row["pct"] = {name: 100 * timing.gbps(nbytes, us) / ceiling for name, us in times.items()}
     for kind in ("read", "outputs", "bulk", "rows", "chunks"):
         named = {name: us for name, us in times.items() if name.startswith(kind + " ")}
@@ -255,7 +261,9 @@ def main() -> None:
     floors = Floors() if "cupy" in backends else None
     ceiling = timing.copy_ceiling(device, l2_flush=args.l2_flush).gbps
     one = torch.ones(1, device=device)
-    fixed = timing.device_time(functools.partial(one.add_, 1), device, REPS, args.l2_flush)
+    fixed, _ = timing.steady_device_time(
+        functools.partial(one.add_, 1), device, REPS, args.l2_flush
+    )
     print(f"L2 flush {args.l2_flush}: copy ceiling {ceiling:.0f} GB/s; one-element kernel "
           f"{fixed.median_us:.1f} us")  # fmt: skip
     rows = []

@@ -4,7 +4,8 @@ Each knob is a shape/device choice, never a different kernel: ``split``'s tile s
 it aims to give every SM) at few rows (R = 1, 4, 16), and Triton ``fused``'s mask unit of
 pass 1 (bytes or words, by element size), mask words per pass-2 step and the band of rows per
 SM in which it loads 16 KB per iteration instead of 32 (R = 256, 512, 768, 1024). Timed with the
-harness's method (`masks.timing.device_time`: L2 flush, spin, CUDA events, medians) on
+harness's method (`masks.timing.steady_device_time`: L2 flush, spin, CUDA events, medians,
+taken once more when unsteady) on
 V=151936 logits with sparse, dense and full supports, so the committed defaults can be checked
 against their neighbours on the machine at hand. Gated: every call is compared with the
 reference first. Each knob is swept from its committed default, read from the backend module
@@ -114,15 +115,16 @@ def sweep(backend: str, variant: str) -> list[dict]:
                 )
                 call()
                 assert_masks_equal(out, reference(logits.cpu(), None, WIDTH))
-                measured = timing.device_time(call, device, REPS)
+                measured, first_spread = timing.steady_device_time(call, device, REPS)
                 rows.append(
                     {"backend": backend, "variant": variant, **setting, "default": is_default,
                      "num_reqs": num_reqs, "dtype": str(dtype)[6:], "support": support,
-                     "us": measured.median_us}
+                     "us": measured.median_us, "first_spread": first_spread}
                 )  # fmt: skip
+                remeasured = "" if first_spread is None else f" (re-measured: {first_spread:.1f}x)"
                 print(
                     f"{backend}:{variant} {label} R={num_reqs} {str(dtype)[6:]} {support:6s} "
-                    f"{measured.median_us:6.1f} us",
+                    f"{measured.median_us:6.1f} us{remeasured}",
                     flush=True,
                 )
     finally:
