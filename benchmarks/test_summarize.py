@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 
+import pytest
 from summarize import summarize
 
 SHAPES = [
@@ -88,9 +89,10 @@ def test_one_slow_cell_misses_a_target() -> None:
     assert _row(just_over)[-1] == "no"
 
 
-def test_a_backend_that_failed_the_gate_misses_its_targets() -> None:
+@pytest.mark.parametrize("status", ["mismatch", "error"])
+def test_a_backend_that_failed_the_gate_misses_its_targets(status: str) -> None:
     report = _report()
-    report["results"].append({**report["results"][0], "status": "mismatch"})
+    report["results"].append({**report["results"][0], "status": status})
     assert _row(report)[-1] == "no"
 
 

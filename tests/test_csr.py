@@ -33,8 +33,11 @@ def decoded_rows(monkeypatch) -> list[int]:
 
 
 def test_narrow_rows_never_touch_the_bitmask(decoded_rows) -> None:
+    """Rows that fit in W come from the ids and counts alone: the bitmask here has every bit set,
+    so reading it for them (to decode them, or to find the wide rows) would show."""
     logits = make_logits(64, 5_000, 50, seed=3)
-    ids, offsets = reference(logits, None, 512).to_csr()
+    mask = _poison_rows_that_fit(reference(logits, None, 512))
+    ids, offsets = mask.to_csr()
     contract = numpy_contract(logits, None, 512)
     np.testing.assert_array_equal(ids, contract["csr_ids"])
     np.testing.assert_array_equal(offsets, contract["csr_offsets"])
@@ -176,6 +179,14 @@ def test_csr_and_lists_run_no_python_line_per_row(wide) -> None:
     assert lines[0] == lines[1], f"lines for 8 rows, then 512 (CPU, lists, CUDA path): {lines}"
 
 
+def _poison_rows_that_fit(mask: masks.SamplingMask) -> masks.SamplingMask:
+    """The mask with every bit set in the bitmask rows of the rows that fit in W: their answer
+    must come from the ids, so a path that reads them there gives a wrong CSR."""
+    packed = mask.packed_mask.clone()
+    packed[mask.counts <= mask.width] = 0xFF
+    return masks.SamplingMask(mask.token_ids, mask.counts, packed, mask.vocab_size)
+
+
 def _contract_csr(logits: torch.Tensor, width: int) -> tuple[np.ndarray, np.ndarray]:
     """The CSR of the independent NumPy contract."""
     contract = numpy_contract(logits.cpu(), None, width)
@@ -184,8 +195,11 @@ def _contract_csr(logits: torch.Tensor, width: int) -> tuple[np.ndarray, np.ndar
 
 @pytest.mark.parametrize("wide", [False, True], ids=["narrow rows", "some wide rows"])
 def test_cuda_host_path_receives_only_counts_and_ids(wide, monkeypatch) -> None:
-    """`PendingCSR` (the CUDA host path, run here on CPU tensors) allocates host buffers for the
-    counts and exactly the kept ids: no padding, no bitmask, even with rows wider than W."""
+    """`PendingCSR` (the CUDA host path, run here on CPU tensors) allocates host buffers
+    (`transfer._host_buffer`) for the counts and exactly the kept ids: no padding, no bitmask,
+    even with rows wider than W; and it reads the bitmask of the wide rows only (the others'
+    have every bit set here). The bytes that cross on a GPU are counted by
+    `test_cuda_to_csr_copies_only_counts_and_ids`."""
     logits, supports, width = _decode_step(64, 5_000, wide, "cpu")
     host_buffers: list[int] = []
     original = transfer._host_buffer
@@ -195,7 +209,7 @@ def test_cuda_host_path_receives_only_counts_and_ids(wide, monkeypatch) -> None:
         return original(like, numel)
 
     monkeypatch.setattr(transfer, "_host_buffer", spy)
-    mask = reference(logits, None, width)
+    mask = _poison_rows_that_fit(reference(logits, None, width))
     assert_csr_equal(mask.to_csr_async().wait(), _contract_csr(logits, width))
     assert host_buffers == [len(supports), sum(supports)]
 
