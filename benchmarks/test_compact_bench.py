@@ -1,10 +1,13 @@
 """pytest-benchmark suite: `compact_sampling_mask` per backend x shape, gated bit for bit first.
 
 Each test first checks the backend against the reference on its shape (a wrong kernel fails
-instead of being timed), then lets pytest-benchmark time ``call + synchronize`` (host wall clock,
-so it includes dispatch), and stores the device-side figures of `masks.compare.measure` (CUDA
-event medians after an L2 flush, host dispatch, GB/s, % of the copy ceiling measured once per
-session) in ``benchmark.extra_info``. Emulated backends run once, labelled "emulated: not
+instead of being timed: the gate of `masks.compare.measure`, whose rejections
+tests/test_compare.py checks with known-wrong kernels; the reference itself, the only backend
+of a CPU-only install, defines the answer and is checked in tests/test_reference.py), then lets
+pytest-benchmark time ``call + synchronize`` (host wall clock, so it includes dispatch), and
+stores the device-side figures of `masks.compare.measure` (CUDA event medians after an L2
+flush, host dispatch, GB/s, % of the copy ceiling measured once per session) in
+``benchmark.extra_info``. Emulated backends run once, labelled "emulated: not
 performance".
 
 Shapes: ``MASKS_BENCH_SIZE=tiny`` (default on CPU: seconds, CI runs it with

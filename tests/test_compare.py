@@ -106,18 +106,20 @@ def test_gate_rejects_a_wrong_kernel_and_does_not_time_it() -> None:
     assert by_name["torch"].status == "ok" and by_name["torch"].device_time_us > 0
 
 
-def test_gate_rejects_a_kernel_that_keeps_everything_but_minus_inf() -> None:
-    """The gate's logits hold +inf and NaNs where they are not kept, not only -inf."""
+@pytest.mark.parametrize("kept_by_mistake", ["+inf", "nan"])
+def test_gate_rejects_a_kernel_that_keeps_plus_inf_or_nans(kept_by_mistake: str) -> None:
+    """The gate's logits hold +inf and NaNs where they are not kept, not only -inf: a kernel
+    that keeps either kind fails."""
 
-    def keeps_nan_and_plus_inf(logits, num_sampled_tokens, out) -> None:
-        finite_looking = torch.where(logits == float("-inf"), logits, logits.nan_to_num(0.0))
-        expected = reference(finite_looking, max_num_kept=out.width)
+    def keeps_one_kind(logits, num_sampled_tokens, out) -> None:
+        wrong = logits == float("inf") if kept_by_mistake == "+inf" else logits.isnan()
+        expected = reference(logits.masked_fill(wrong, 0.0), max_num_kept=out.width)
         for field in ("token_ids", "counts", "packed_mask"):
             getattr(out, field).copy_(getattr(expected, field))
 
     grid = compare.Grid((2,), (200,), ("float32",), ("sparse",), width=64)
     config = compare.Config(grid, (), CPU, progress=False)
-    (result,) = compare.run(config, extra_backends={"nan": keeps_nan_and_plus_inf}).results
+    (result,) = compare.run(config, extra_backends={"wrong": keeps_one_kind}).results
     assert result.status == "mismatch" and "counts differs at row 0" in result.detail
 
 
@@ -130,15 +132,27 @@ def test_gate_reports_a_crashing_kernel() -> None:
     assert (result.status, result.detail) == ("error", "RuntimeError: boom")
 
 
-def test_gate_catches_entries_left_unwritten() -> None:
-    def skip_counts(logits, num_sampled_tokens, out) -> None:
-        expected = reference(logits, max_num_kept=out.width)
-        out.token_ids.copy_(expected.token_ids)
-        out.packed_mask.copy_(expected.packed_mask)
+@pytest.mark.parametrize("left", ["counts", "token_ids", "packed_mask"])
+def test_gate_catches_entries_left_unwritten(left: str) -> None:
+    """The gate's output starts as junk, so a kernel that leaves entries as it found them fails:
+    the counts, the -1 padding (the kept ids written), or the mask's bits that are 0 (the set
+    ones OR-ed in)."""
 
-    config = compare.Config(TINY, (), CPU, progress=False)
-    (result,) = compare.run(config, extra_backends={"lazy": skip_counts}).results
-    assert result.status == "mismatch" and "counts differs at row 0" in result.detail
+    def lazy(logits, num_sampled_tokens, out) -> None:
+        expected = reference(logits, max_num_kept=out.width)
+        for field in ("token_ids", "counts", "packed_mask"):
+            if field != left:
+                getattr(out, field).copy_(getattr(expected, field))
+        if left == "token_ids":
+            kept = expected.token_ids >= 0
+            out.token_ids[kept] = expected.token_ids[kept]
+        elif left == "packed_mask":
+            out.packed_mask.bitwise_or_(expected.packed_mask)
+
+    grid = compare.Grid((2,), (200,), ("float32",), ("sparse",), width=64)
+    config = compare.Config(grid, (), CPU, progress=False)
+    (result,) = compare.run(config, extra_backends={"lazy": lazy}).results
+    assert result.status == "mismatch" and f"{left} differs at row 0" in result.detail
 
 
 def test_a_failure_outside_the_gate_stops_the_run_but_keeps_results(monkeypatch) -> None:
@@ -266,7 +280,7 @@ def test_figures_derive_from_the_device_time(monkeypatch) -> None:
     shape = compare.Shape(2, 200, "float32", "full", 64)
     case = compare.prepare_case(shape, CPU, seed=0)
     ceiling = timing.CopyCeiling(gbps=8.0, bytes_moved=2, median_us=0.25)
-    known = {"torch": 100.0, "fast": 10.0}
+    known = {"torch": 100.0, compare.ROWWISE: 50.0, "fast": 10.0}
     results = []
     for name, time_us in known.items():
         fixed = timing.Timing(time_us, time_us, time_us, 10)
@@ -277,12 +291,16 @@ def test_figures_derive_from_the_device_time(monkeypatch) -> None:
         )  # fmt: skip
         results.append(compare.measure(candidate, case, ceiling))
     compare.add_speedups(results)
-    torch_result, fast = results
-    assert fast.gbps == pytest.approx(shape.minimal_bytes / 10e-6 / 1e9, rel=1e-12)
+    torch_result, rowwise, fast = results
+    # per row: 200 fp32 logits read; 64 ids, a count and 25 mask bytes written
+    minimal_bytes = 2 * (200 * 4 + 64 * 4 + 4 + 25)
+    assert fast.gbps == pytest.approx(minimal_bytes / 10e-6 / 1e9, rel=1e-12)
     assert fast.pct_of_ceiling == pytest.approx(100 * fast.gbps / 8.0, rel=1e-12)
     assert torch_result.gbps == pytest.approx(fast.gbps / 10, rel=1e-12)
     assert fast.speedup_vs_torch == pytest.approx(10.0)
     assert torch_result.speedup_vs_torch == pytest.approx(1.0)
+    assert fast.speedup_vs_rowwise == pytest.approx(5.0)
+    assert rowwise.speedup_vs_torch == pytest.approx(2.0)
 
 
 def test_the_spin_outlasts_twice_the_host_time() -> None:
@@ -561,9 +579,10 @@ def _results(
     return {"environment": {"device_type": device_type, "device_name": "GPU"}, "results": rows}
 
 
-def test_auto_order_is_fastest_first_with_torch_last() -> None:
+@pytest.mark.parametrize("device_type, other", [("cuda", "cpu"), ("cpu", "cuda")])
+def test_auto_order_is_fastest_first_with_torch_last(device_type: str, other: str) -> None:
     results = _results(
-        "cuda",
+        device_type,
         {
             "torch": [100.0, 400.0],
             "triton": [10.0, 20.0],
@@ -575,7 +594,7 @@ def test_auto_order_is_fastest_first_with_torch_last() -> None:
         },
     )
     auto_order = compare.auto_order_from_results(results, source="x.json")
-    assert auto_order["order"] == {"cuda": ["triton", "cupy", "torch"], "cpu": ["torch"]}
+    assert auto_order["order"] == {device_type: ["triton", "cupy", "torch"], other: ["torch"]}
     assert auto_order["source"] == "x.json"
     assert "over the 2 shapes" in auto_order["note"]
     assert "failing the gate: broken" in auto_order["note"]

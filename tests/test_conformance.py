@@ -182,6 +182,12 @@ def _drop_one_id(logits, num_sampled, width, out):
     return out
 
 
+def _miscount_one_row(logits, num_sampled, width, out):
+    reference_into(logits, num_sampled, width, out)
+    out.counts[int(out.counts.argmax())] += 1
+    return out
+
+
 def _padding_left_uninitialised(logits, num_sampled, width, out):
     expected = reference(logits.cpu(), None if num_sampled is None else num_sampled.cpu(), width)
     kept = torch.arange(out.width) < expected.counts.unsqueeze(1)
@@ -199,7 +205,7 @@ def reference_into(logits, num_sampled, width, out) -> None:
 
 @pytest.mark.parametrize(
     "wrong",
-    [_flip_one_mask_bit, _drop_one_id, _padding_left_uninitialised],
+    [_flip_one_mask_bit, _drop_one_id, _miscount_one_row, _padding_left_uninitialised],
     ids=lambda f: f.__name__,
 )
 def test_suite_catches_known_wrong_backends(wrong: Runner, device: torch.device) -> None:
