@@ -142,9 +142,12 @@ def test_gather_degenerate_shapes(correctness_run, check) -> None:
         "vocab_mismatch",
         "width_mismatch",
         "inconsistent_mask",
+        "inconsistent_ids_dtype",
+        "inconsistent_packed_dtype",
         "inconsistent_rows",
         "mixed_devices",
         "bad_dst",
+        "negative_dst",
     ],
 )
 def test_mismatches_raise_value_error_on_every_rank(correctness_run, check) -> None:
@@ -292,6 +295,12 @@ class _Worker:
             "inconsistent_mask": lambda m: SamplingMask(
                 m.token_ids, m.counts.long(), m.packed_mask, VOCAB
             ),
+            "inconsistent_ids_dtype": lambda m: SamplingMask(
+                m.token_ids.long(), m.counts, m.packed_mask, VOCAB
+            ),
+            "inconsistent_packed_dtype": lambda m: SamplingMask(
+                m.token_ids, m.counts, m.packed_mask.short(), VOCAB
+            ),
             # one row of ids for two requests: copy_ would broadcast it
             "inconsistent_rows": lambda m: SamplingMask(
                 m.token_ids[:1], m.counts, m.packed_mask, VOCAB
@@ -312,6 +321,7 @@ class _Worker:
             )
         own = SamplingMask.empty(1, VOCAB, WIDTH, device=self.device)
         self.record("bad_dst", self.check_raises, "dst must be a rank", own, self.world_size)
+        self.record("negative_dst", self.check_raises, "dst must be a rank", own, -1)
         self.record("after_errors", self.check_gather, None)
         # A subgroup without rank 0; dst is a GLOBAL rank, rows come in group-rank order.
         members = list(range(1, self.world_size))

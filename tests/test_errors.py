@@ -131,6 +131,26 @@ def test_a_numpy_integer_width_is_an_int(width) -> None:
             r"out.token_ids must be contiguous",
         ),
         (SamplingMask.empty(3, 10, 4, device="meta"), ValueError, r"out.token_ids must be on cpu"),
+        (
+            SamplingMask(
+                torch.empty(3, 4, dtype=torch.int32),
+                torch.empty(4, dtype=torch.int32),
+                torch.empty(3, 2, dtype=torch.uint8),
+                10,
+            ),
+            ValueError,
+            r"out.counts must have shape \[3\], got \[4\]",
+        ),
+        (
+            SamplingMask(
+                torch.empty(3, 4, dtype=torch.int32),
+                torch.empty(3, dtype=torch.int32),
+                torch.empty(3, 5, dtype=torch.uint8),
+                10,
+            ),
+            ValueError,
+            r"out.packed_mask must have shape \[3, 2\], got \[3, 5\]",
+        ),
     ],
     ids=lambda value: value[:30] if isinstance(value, str) else None,
 )

@@ -22,6 +22,7 @@ def test_call_shape_keys_what_a_launch_depends_on() -> None:
         plans.call_shape(logits, torch.ones(4, dtype=torch.int64), out),
         plans.call_shape(logits, torch.ones(8, dtype=torch.int32)[::2], out),
         plans.call_shape(logits, None, SamplingMask.empty(4, 100, 17)),
+        plans.call_shape(torch.zeros(3, 100), None, SamplingMask.empty(3, 100, 16)),
     ]
     assert len({key, *others}) == 1 + len(others), "two different launches share a key"
 

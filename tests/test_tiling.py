@@ -22,6 +22,9 @@ def test_split_tiling_covers_every_segment_once(num_reqs: int, num_cols: int, ta
     assert (tiles_per_row - 1) * warps * segs_per_unit < segments
     assert segments <= tiles_per_row * warps * segs_per_unit
     assert segs_per_unit == 1 or num_reqs * tiles_per_row >= target
+    # the longest such unit: twice as long would leave fewer tiles than the target
+    doubled_tiles = num_reqs * -(-segments // (2 * segs_per_unit * warps))
+    assert segs_per_unit == tiling.MAX_SEGS_PER_UNIT or doubled_tiles < target
 
 
 @pytest.mark.parametrize("threads", [(512, 128), (64, 64)], ids=["gpu", "simulator"])
