@@ -331,9 +331,28 @@ def test_every_kernel_parameter_must_be_64_bits_wide() -> None:
         cuda_emulation.Module("__global__ void narrow(int* out, int value) {}", ["narrow"])
 
 
-def test_a_library_is_built_once_per_program(monkeypatch) -> None:
+def test_a_library_is_built_once_per_program(monkeypatch, tmp_path: Path) -> None:
+    """Once per process (the loaded library is reused), and once per cache directory: a new
+    process loads the library from disk without compiling it."""
+    monkeypatch.setenv("MASKS_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(cuda_emulation, "_libraries", {})
     cuda_emulation.Module(KERNELS, NAMES)
+    assert len(list(tmp_path.glob("compact-emulated-*.so"))) == 1
+    build = cuda_emulation._build
     monkeypatch.setattr(cuda_emulation, "_build", lambda program: pytest.fail("built again"))
+    cuda_emulation.Module(KERNELS, NAMES)
+    # a new process: nothing loaded yet, and no compiler run allowed
+    monkeypatch.setattr(cuda_emulation, "_libraries", {})
+    monkeypatch.setattr(cuda_emulation, "_build", build)
+
+    run = subprocess.run
+
+    def no_compiler(command, *args, **kwargs):
+        if "-shared" in command:
+            pytest.fail(f"compiled again: {command}")
+        return run(command, *args, **kwargs)
+
+    monkeypatch.setattr(cuda_emulation.subprocess, "run", no_compiler)
     cuda_emulation.Module(KERNELS, NAMES)
 
 

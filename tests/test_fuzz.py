@@ -4,8 +4,9 @@ Each case comes from one seed (printed before it runs, and named in a failure to
 command that replays it), so a failure reproduces from one number. Cases cover what a serving
 engine can hand over: R = 0..300 rows, V = 1..300k columns (scaled down to the mode's element
 budget), every float dtype, transposed views, column slices, column strides > 1, a broadcast row
-(row stride 0), supports that are empty, sparse, around W, dense, full or random per row, +inf
-and NaNs with random payloads and signs, inactive rows with int32/int64 (and strided) counts,
+(row stride 0), supports that are empty, sparse, around W, dense, full or random per row, kept
+logits at the dtype's extremes (largest finite, smallest normal and subnormal, signed zeros),
++inf and NaNs with random payloads and signs, inactive rows with int32/int64 (and strided) counts,
 and widths from 0 to 2048 and past V.
 
 The expected result is `masks.testing.reference` on the same device, except for the torch
@@ -96,6 +97,7 @@ class FuzzCase:
     dtype: torch.dtype
     layout: str
     junk: bool
+    extremes: bool
     num_sampled: tuple[int, ...] | None
     num_sampled_dtype: torch.dtype
     strided_counts: bool
@@ -104,6 +106,8 @@ class FuzzCase:
         dense = make_logits(
             self.num_reqs, self.vocab_size, self.supports, self.dtype, self.seed, device, self.junk
         )
+        if self.extremes:
+            dense = _with_extremes(dense, self.seed)
         if self.layout == "row_broadcast":  # one row seen R times: row stride 0
             return dense[:1].expand(self.num_reqs, -1)
         return lay_out(dense, self.layout)
@@ -129,8 +133,33 @@ class FuzzCase:
         )
         return (
             f"seed={self.seed} R={self.num_reqs} V={self.vocab_size} W={self.max_num_kept} "
-            f"{str(self.dtype)[6:]} {self.layout} junk={self.junk} counts={counts}"
+            f"{str(self.dtype)[6:]} {self.layout} junk={self.junk} extremes={self.extremes} "
+            f"counts={counts}"
         )
+
+
+_INTEGER_VIEWS = {
+    torch.float16: torch.int16,
+    torch.bfloat16: torch.int16,
+    torch.float32: torch.int32,
+    torch.float64: torch.int64,
+}
+
+
+def _with_extremes(logits: torch.Tensor, seed: int) -> torch.Tensor:
+    """A quarter of the finite logits replaced by the dtype's extremes, each sign: the largest
+    finite value (exponent one short of all ones), the smallest normal and subnormal (all-zero
+    exponent) and zero. All are kept; a kernel that tests the wrong exponent bits drops them."""
+    info = torch.finfo(logits.dtype)
+    subnormal = torch.ones(1, dtype=_INTEGER_VIEWS[logits.dtype]).view(logits.dtype)
+    normal = torch.tensor([info.max, info.tiny, 0.0], dtype=logits.dtype)
+    magnitudes = torch.cat([normal, subnormal])
+    extremes = torch.cat([magnitudes, -magnitudes])
+    generator = torch.Generator().manual_seed(seed)
+    picked = torch.rand(logits.shape, generator=generator) < 0.25
+    choice = torch.randint(len(extremes), logits.shape, generator=generator)
+    replaced = picked.to(logits.device) & logits.isfinite()
+    return torch.where(replaced, extremes[choice].to(logits.device), logits)
 
 
 def _log_uniform(rng: random.Random, low: int, high: int) -> int:
@@ -189,6 +218,7 @@ def draw_case(seed: int, budget: FuzzBudget) -> FuzzCase:
         dtype=dtype,
         layout=layout,
         junk=contents.random() < 0.8,
+        extremes=contents.random() < 0.5,  # drawn last: the other draws stay as they were
         num_sampled=num_sampled,
         num_sampled_dtype=num_sampled_dtype,
         strided_counts=strided_counts,
