@@ -235,8 +235,10 @@ def measure_shape(
         first, *others = masks.values()
         if not all(torch.equal(first, other) for other in others):
             raise RuntimeError(f"the floors' masks differ: {', '.join(masks)}")
-    row = {"num_reqs": num_reqs, "vocab": vocab, "minimal_bytes": nbytes, "us": times}
-    row["remeasured"] = remeasured
+    row = {
+        "num_reqs": num_reqs, "vocab": vocab, "minimal_bytes": nbytes, "us": times,
+        "remeasured": remeasured,
+    }  # fmt: skip
     row["pct"] = {name: 100 * timing.gbps(nbytes, us) / ceiling for name, us in times.items()}
     for kind in ("read", "outputs", "bulk", "rows", "chunks"):
         named = {name: us for name, us in times.items() if name.startswith(kind + " ")}

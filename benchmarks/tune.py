@@ -4,12 +4,12 @@ Each knob is a shape/device choice, never a different kernel: ``split``'s tile s
 it aims to give every SM) at few rows (R = 1, 4, 16), and Triton ``fused``'s mask unit of
 pass 1 (bytes or words, by element size), mask words per pass-2 step and the band of rows per
 SM in which it loads 16 KB per iteration instead of 32 (R = 256, 512, 768, 1024). Timed with the
-harness's method (`masks.timing.steady_device_time`: L2 flush, spin, CUDA events, medians,
-taken once more when unsteady) on
-V=151936 logits with sparse, dense and full supports, so the committed defaults can be checked
-against their neighbours on the machine at hand. Gated: every call is compared with the
-reference first. Each knob is swept from its committed default, read from the backend module
-(so the sweep follows the code), then through the other values `KNOBS` lists.
+harness's method (`masks.timing.steady_device_time`: L2 flush, spin, CUDA events, medians, taken
+once more when unsteady) on V=151936 logits with sparse, dense and full supports, so the
+committed defaults can be checked against their neighbours on the machine at hand. Gated: every
+call is compared with the reference first. Each knob is swept from its committed default, read
+from the backend module (so the sweep follows the code), then through the other values `KNOBS`
+lists.
 
 Run (CUDA): ``python benchmarks/tune.py --out tune.json [--sweeps split,fused]``
 """

@@ -148,8 +148,9 @@ _INTEGER_VIEWS = {
 
 def _with_extremes(logits: torch.Tensor, seed: int) -> torch.Tensor:
     """A quarter of the finite logits replaced by the dtype's extremes, each sign: the largest
-    finite value (exponent one short of all ones), the smallest normal and subnormal (all-zero
-    exponent) and zero. All are kept; a kernel that tests the wrong exponent bits drops them."""
+    finite value (exponent one short of all ones), the smallest normal (exponent 1), the smallest
+    subnormal and zero (exponent 0). All are kept; a kernel that tests the wrong exponent bits
+    drops some of them."""
     info = torch.finfo(logits.dtype)
     subnormal = torch.ones(1, dtype=_INTEGER_VIEWS[logits.dtype]).view(logits.dtype)
     normal = torch.tensor([info.max, info.tiny, 0.0], dtype=logits.dtype)
