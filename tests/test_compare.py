@@ -29,6 +29,7 @@ REPO = Path(__file__).resolve().parents[1]
 CPU = torch.device("cpu")
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 TINY = compare.Grid((2,), (200,), ("float32",), ("full",), width=64)
+SPARSE = compare.Grid((2,), (200,), ("float32",), ("sparse",), width=64)
 
 
 def test_cli_quick_writes_table_json_csv_and_png(tmp_path: Path) -> None:
@@ -117,8 +118,7 @@ def test_gate_rejects_a_kernel_that_keeps_plus_inf_or_nans(kept_by_mistake: str)
         for field in ("token_ids", "counts", "packed_mask"):
             getattr(out, field).copy_(getattr(expected, field))
 
-    grid = compare.Grid((2,), (200,), ("float32",), ("sparse",), width=64)
-    config = compare.Config(grid, (), CPU, progress=False)
+    config = compare.Config(SPARSE, (), CPU, progress=False)
     (result,) = compare.run(config, extra_backends={"wrong": keeps_one_kind}).results
     assert result.status == "mismatch" and "counts differs at row 0" in result.detail
 
@@ -149,8 +149,7 @@ def test_gate_catches_entries_left_unwritten(left: str) -> None:
         elif left == "packed_mask":
             out.packed_mask.bitwise_or_(expected.packed_mask)
 
-    grid = compare.Grid((2,), (200,), ("float32",), ("sparse",), width=64)
-    config = compare.Config(grid, (), CPU, progress=False)
+    config = compare.Config(SPARSE, (), CPU, progress=False)
     (result,) = compare.run(config, extra_backends={"lazy": lazy}).results
     assert result.status == "mismatch" and f"{left} differs at row 0" in result.detail
 

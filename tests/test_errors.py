@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
@@ -98,6 +100,11 @@ def test_a_numpy_integer_width_is_an_int(width) -> None:
     assert torch.equal(result.token_ids, compact_sampling_mask(LOGITS, max_num_kept=4).token_ids)
 
 
+def _out_with(**fields: torch.Tensor) -> SamplingMask:
+    """A sound ``out`` for `LOGITS` at W = 4 with the given fields replaced."""
+    return dataclasses.replace(SamplingMask.empty(3, 10, 4), **fields)
+
+
 @pytest.mark.parametrize(
     ("out", "error", "pattern"),
     [
@@ -111,43 +118,23 @@ def test_a_numpy_integer_width_is_an_int(width) -> None:
         ),
         (SamplingMask.empty(2, 10, 4), ValueError, r"out.token_ids must have shape \[3, 4\]"),
         (
-            SamplingMask(
-                torch.empty(3, 4, dtype=torch.int64),
-                torch.empty(3, dtype=torch.int32),
-                torch.empty(3, 2, dtype=torch.uint8),
-                10,
-            ),
+            _out_with(token_ids=torch.empty(3, 4, dtype=torch.int64)),
             TypeError,
             r"out.token_ids must have dtype torch.int32, got torch.int64",
         ),
         (
-            SamplingMask(
-                torch.empty(4, 3, dtype=torch.int32).t(),
-                torch.empty(3, dtype=torch.int32),
-                torch.empty(3, 2, dtype=torch.uint8),
-                10,
-            ),
+            _out_with(token_ids=torch.empty(4, 3, dtype=torch.int32).t()),
             ValueError,
             r"out.token_ids must be contiguous",
         ),
         (SamplingMask.empty(3, 10, 4, device="meta"), ValueError, r"out.token_ids must be on cpu"),
         (
-            SamplingMask(
-                torch.empty(3, 4, dtype=torch.int32),
-                torch.empty(4, dtype=torch.int32),
-                torch.empty(3, 2, dtype=torch.uint8),
-                10,
-            ),
+            _out_with(counts=torch.empty(4, dtype=torch.int32)),
             ValueError,
             r"out.counts must have shape \[3\], got \[4\]",
         ),
         (
-            SamplingMask(
-                torch.empty(3, 4, dtype=torch.int32),
-                torch.empty(3, dtype=torch.int32),
-                torch.empty(3, 5, dtype=torch.uint8),
-                10,
-            ),
+            _out_with(packed_mask=torch.empty(3, 5, dtype=torch.uint8)),
             ValueError,
             r"out.packed_mask must have shape \[3, 2\], got \[3, 5\]",
         ),
