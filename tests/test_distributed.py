@@ -24,6 +24,7 @@ import pytest
 import torch
 import torch.distributed as dist
 
+import masks
 from masks import compact_sampling_mask
 from masks.distributed import _group_rank_of, gather_sampling_masks
 from masks.result import SamplingMask
@@ -44,6 +45,15 @@ JOIN_SLACK_S = 60.0  # process start-up + imports on a loaded 2-core machine
 # ----------------------------------------------------------------------------- parent side
 
 
+def _parents_import_path() -> str:
+    """PYTHONPATH for the workers, first the folder of the `masks` this process imported: a
+    worker starts in ``tests/``, so an uninstalled checkout (found by ``python -m pytest`` in
+    its working directory) would not be importable there, and an installed one could differ."""
+    return os.pathsep.join(
+        filter(None, [str(Path(masks.__file__).parent.parent), os.environ.get("PYTHONPATH")])
+    )
+
+
 def _run_group(
     tmp_path: Path,
     scenario: str,
@@ -57,7 +67,7 @@ def _run_group(
     ``kill_last``: the last rank is meant to hang; kill it once the others are done.
     """
     tmp_path.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": _parents_import_path()}
     processes, logs = [], []
     for rank in range(world_size):
         spec = {
