@@ -148,6 +148,90 @@ __global__ void __launch_bounds__(kThreads, kThreads >= 1024 ? 1 : 1024 / kThrea
   fill_outputs(ids, num_ids, counts, num_counts);
 }
 
+// The same traffic as one-step blocks that know their row: tile t of row r is block
+// r * tiles_per_row + t, kThreads x kUnroll groups of the row (the last tile shorter), so the
+// hardware schedules short blocks as slots free up (the fastest floor's pattern) while every
+// tile's count belongs to one row. What a row's ids cost on top depends on `handoff`:
+//   0: none; each tile writes its share of the row's ids, tile 0 the count (the partition alone);
+//   1: the count through a last arriver: thread 0 publishes the tile's count, fences and counts
+//      itself in on the row's arrival counter; the tile that arrives last resets the counter,
+//      reads the row's tile counts back from L2 and writes the row's ids and count (the sum);
+//   2: as 1, every thread also fences its mask stores first, and the last arriver reads the
+//      row's whole mask back from L2 (what ranking the row from its mask there would load).
+// No tile waits for another, so nothing relies on co-residency. `arrivals` starts at zero and
+// ends there; `tile_counts` holds R x tiles_per_row counts; `sink` a word per row (handoff 2).
+template <int kVecs, int kUnroll, int kThreads>
+__global__ void __launch_bounds__(kThreads)
+    tile_floor(const uint4* logits, unsigned char* mask, int* ids, int* counts, int* tile_counts,
+               unsigned* arrivals, unsigned* sink, long long groups_per_row, long long width,
+               long long tiles_per_row, long long handoff) {
+  constexpr int kWarps = kThreads / 32;
+  __shared__ unsigned warp_counts[kWarps];
+  __shared__ int last;
+  const long long row = blockIdx.x / tiles_per_row;
+  const long long tile = blockIdx.x % tiles_per_row;
+  const long long first = tile * kThreads * kUnroll;
+  const uint4* row_logits = logits + row * groups_per_row * kVecs;
+  unsigned char* row_mask = mask + row * groups_per_row;
+  uint4 q[kUnroll][kVecs];
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u) {
+    const long long g = first + u * kThreads + threadIdx.x;
+#pragma unroll
+    for (int i = 0; i < kVecs; ++i) {
+      q[u][i] = g < groups_per_row ? __ldcs(row_logits + g * kVecs + i) : make_uint4(0u, 0u, 0u, 0u);
+    }
+  }
+  unsigned kept = 0u;
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u) {
+    const long long g = first + u * kThreads + threadIdx.x;
+    const unsigned byte = fold_byte<kVecs>(q[u]);
+    if (g < groups_per_row) {
+      row_mask[g] = static_cast<unsigned char>(byte);
+      kept += __popc(byte);
+    }
+  }
+  if (handoff == 0) {
+    for (long long j = tile * kThreads + threadIdx.x; j < width; j += tiles_per_row * kThreads) {
+      ids[row * width + j] = static_cast<int>(j);
+    }
+    if (tile == 0 && threadIdx.x == 0) counts[row] = static_cast<int>(row);
+    return;
+  }
+  if (handoff == 2) __threadfence();
+  kept = __reduce_add_sync(0xFFFFFFFFu, kept);
+  if ((threadIdx.x & 31) == 0) warp_counts[threadIdx.x >> 5] = kept;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    unsigned total = 0u;
+    for (int w = 0; w < kWarps; ++w) total += warp_counts[w];
+    tile_counts[row * tiles_per_row + tile] = static_cast<int>(total);
+    __threadfence();
+    last = atomicAdd(arrivals + row, 1u) == tiles_per_row - 1;
+  }
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  if (threadIdx.x == 0) arrivals[row] = 0u;  // every tile of the row has counted itself in
+  unsigned total = 0u;
+  for (long long t = threadIdx.x; t < tiles_per_row; t += kThreads) {
+    total += static_cast<unsigned>(__ldcg(tile_counts + row * tiles_per_row + t));
+  }
+  total = __reduce_add_sync(0xFFFFFFFFu, total);
+  if (handoff == 2) {
+    const uint4* words = reinterpret_cast<const uint4*>(row_mask);
+    unsigned folded = 0u;
+    for (long long k = threadIdx.x; k < groups_per_row / 16; k += kThreads) {
+      const uint4 w = __ldcg(words + k);
+      folded ^= w.x ^ w.y ^ w.z ^ w.w;
+    }
+    if (folded == 0x9E3779B9u) sink[row] = folded;  // keeps the loads: ranking would use them
+  }
+  for (long long j = threadIdx.x; j < width; j += kThreads) ids[row * width + j] = static_cast<int>(j);
+  if (threadIdx.x == 0) counts[row] = static_cast<int>(total);  // warp 0's sum: tiles_per_row <= 32 (host checks)
+}
+
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 __device__ __forceinline__ unsigned shared_address(const void* p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));

@@ -69,6 +69,16 @@ ROW_CONFIGS = [(512, 1, False), (512, 2, False), (256, 1, False), (256, 2, False
 contiguous range each."""
 CHUNK_CONFIGS = [(512, False), (512, True), (256, False)]
 """(threads, interleaved) of the chunk floor, at the row floor's residency."""
+TILE_CONFIGS = [
+    (256, 0, False), (256, 0, True), (256, 1, True), (256, 2, True), (256, 2, False),
+    (512, 0, True), (512, 2, True),
+]  # fmt: skip
+"""(threads, handoff, held) of the tile floor: one-step blocks of one row's groups (threads x 8
+16-byte loads), the row's count and ids handed to its last tile to arrive (handoff 1: the tile
+counts; 2: also every thread's mask stores fenced and the row's mask read back), at their own
+residency or held to the row floor's (``held``)."""
+MAX_TILES_PER_ROW = 32
+"""The tile floor's last arriver sums the row's tile counts in one warp."""
 FUSED_PARTITION_FLOORS = (
     "rows 512x1",
     "rows 512x1 interleaved",
@@ -77,6 +87,9 @@ FUSED_PARTITION_FLOORS = (
 )
 """The floors at the residency of CuPy's and Numba's ``fused`` (one 512-thread block per row, and
 rows ignored), printed beside each shape's best floors and checked for equal masks."""
+HANDOFF_FLOORS = ("tiles 256 h1 held", "tiles 256 h2 held")
+"""Tile floors whose rows' counts pass through a last arriver: checked for equal masks, exact
+counts and arrival counters back at zero."""
 RESIDENT_THREADS = 1024
 """Threads per SM the row floor is held to: the backends' kernels ask for 64 registers."""
 
@@ -98,6 +111,11 @@ def kernel_names(bulk: bool) -> dict[tuple, str]:
         ("chunk", vecs, threads): f"chunk_floor<{vecs}, {8 // vecs}, {threads}>"
         for vecs in (1, 2)
         for threads in sorted({threads for threads, _ in CHUNK_CONFIGS})
+    }
+    names |= {
+        ("tile", vecs, threads): f"tile_floor<{vecs}, {8 // vecs}, {threads}>"
+        for vecs in (1, 2)
+        for threads in sorted({threads for threads, _, _ in TILE_CONFIGS})
     }
     if bulk:
         names |= {
@@ -184,6 +202,36 @@ class Floors:
             blocks = RESIDENT_THREADS // threads * self.sms
             args = (*pointers, *sizes, int(interleaved))
             calls[name] = launcher(kernel, blocks, threads, smem, *args)
+        groups_per_row = groups // max(num_reqs, 1)
+        calls |= self._tile_calls(launcher, vecs, pointers, num_reqs, groups_per_row, width)
+        return calls
+
+    def _tile_calls(self, launcher, vecs: int, pointers: tuple, num_reqs: int, groups_per_row: int,
+                    width: int) -> dict[str, Callable[[], None]]:  # fmt: skip
+        """The tile floor's launches (`TILE_CONFIGS`). Their scratch lives as long as this object
+        or the next call: `arrivals` (a counter per row, zero before and after every launch),
+        the rows' tile counts and a word per row."""
+        if groups_per_row % 16:
+            raise ValueError("the tile floor reads mask rows back as 16-byte words")
+        device = torch.device("cuda")
+        self.arrivals = torch.zeros(num_reqs, dtype=torch.int32, device=device)
+        sink = torch.empty(num_reqs, dtype=torch.int32, device=device)
+        self.scratch = [sink]
+        calls = {}
+        for threads, handoff, held in TILE_CONFIGS:
+            kernel = self.kernels["tile", vecs, threads]
+            tiles_per_row = -(-groups_per_row // (threads * 8 // vecs))
+            if tiles_per_row > MAX_TILES_PER_ROW:
+                raise ValueError(f"{tiles_per_row} tiles per row: at most {MAX_TILES_PER_ROW}")
+            tile_counts = torch.empty(num_reqs * tiles_per_row, dtype=torch.int32, device=device)
+            self.scratch.append(tile_counts)
+            smem = self._hold_residency(kernel, threads) if held else 0
+            name = f"tiles {threads} h{handoff}" + (" held" if held else "")
+            calls[name] = launcher(
+                kernel, num_reqs * tiles_per_row, threads, smem, *pointers,
+                tile_counts.data_ptr(), self.arrivals.data_ptr(), sink.data_ptr(),
+                groups_per_row, width, tiles_per_row, handoff,
+            )  # fmt: skip
         return calls
 
     def _hold_residency(self, kernel, threads: int) -> int:
@@ -195,6 +243,15 @@ class Floors:
         if self._resident(kernel, threads, smem) != per_sm * self.sms:
             raise RuntimeError(f"{kernel.name} at {threads} threads: not {per_sm} blocks per SM")
         return smem
+
+
+def check_handoff(kind: str, out: SamplingMask, arrivals: torch.Tensor) -> None:
+    """Raise unless the tile floor `kind` left every row's count equal to its mask's set bits
+    and every arrival counter at zero (a lost or doubled arrival would show in both)."""
+    bits = torch.tensor([bin(b).count("1") for b in range(256)], device=out.counts.device)
+    expected = bits[out.packed_mask.long()].sum(1).to(torch.int32)
+    if not torch.equal(out.counts, expected) or bool(arrivals.any()):
+        raise RuntimeError(f"{kind}: counts or arrival counters wrong after a launch")
 
 
 def measure_shape(
@@ -226,12 +283,15 @@ def measure_shape(
             remeasured[name] = first_spread
     if floors is not None:  # every floor folds the same bytes into the same mask
         masks = {}
-        kinds = ("outputs 256x8 wave", *FUSED_PARTITION_FLOORS)
+        kinds = ("outputs 256x8 wave", *FUSED_PARTITION_FLOORS, *HANDOFF_FLOORS)
         kinds += ("bulk 256 4x16K",) if floors.bulk else ()
         for kind in kinds:
             out.packed_mask.zero_()
+            out.counts.fill_(-1)
             calls[kind]()
             masks[kind] = out.packed_mask.clone()
+            if kind in HANDOFF_FLOORS:  # the last arrivers summed every tile's count
+                check_handoff(kind, out, floors.arrivals)
         first, *others = masks.values()
         if not all(torch.equal(first, other) for other in others):
             raise RuntimeError(f"the floors' masks differ: {', '.join(masks)}")
@@ -240,7 +300,7 @@ def measure_shape(
         "remeasured": remeasured,
     }  # fmt: skip
     row["pct"] = {name: 100 * timing.gbps(nbytes, us) / ceiling for name, us in times.items()}
-    for kind in ("read", "outputs", "bulk", "rows", "chunks"):
+    for kind in ("read", "outputs", "bulk", "rows", "chunks", "tiles"):
         named = {name: us for name, us in times.items() if name.startswith(kind + " ")}
         if named:
             best = min(named, key=named.get)
@@ -278,7 +338,7 @@ def main() -> None:
         rows.append({"dtype": name, **row})
         bests = " ".join(
             f"{kind} {row[f'best_{kind}']['pct']:5.1f}%"
-            for kind in ("read", "outputs", "bulk", "rows", "chunks")
+            for kind in ("read", "outputs", "bulk", "rows", "chunks", "tiles")
             if f"best_{kind}" in row
         )
         pct = row["pct"]
@@ -290,9 +350,16 @@ def main() -> None:
             if "rows 512x1" in pct
             else ""
         )
+        tiles = (
+            " (tiles 256 held: " + ", ".join(
+                f"h{h} {pct[f'tiles 256 h{h} held']:5.1f}%" for h in range(3)
+            ) + ")"
+            if "tiles 256 h0 held" in pct
+            else ""
+        )  # fmt: skip
         print(
             f"R={num_reqs:5d} V={vocab:6d} {name} {row['minimal_bytes'] / 1e6:6.1f} MB: copy "
-            f"{pct['copy']:5.1f}% floors {bests}{fused_partition} | s/d/f {cells}",
+            f"{pct['copy']:5.1f}% floors {bests}{fused_partition}{tiles} | s/d/f {cells}",
             flush=True,
         )
     report = {
