@@ -51,11 +51,10 @@ def test_tile_floor_hands_each_row_to_its_last_tile(vecs: int, threads: int) -> 
     """The tile floor, built by the CuPy backend's CPU emulation (blocks on two threads): every
     handoff writes the folded mask and the ids, and the last arriver's count is the row's set
     bits with its arrival counter back at zero, so a lost, doubled or unreset arrival fails."""
-    shim = "template <class T> inline T __ldcg(const T* address) { return __ldcs(address); }\n"
+    ldcg = "template <class T> T __ldcg(const T* address) { return __ldcs(address); }\n"
     name = traffic_floor.kernel_names(bulk=False)["tile", vecs, threads]
-    kernel = cuda_emulation.Module(shim + traffic_floor.SOURCE.read_text(), [name]).get_function(
-        name
-    )
+    source = ldcg + traffic_floor.SOURCE.read_text()  # the emulation has compact.cu's built-ins
+    kernel = cuda_emulation.Module(source, [name]).get_function(name)
     num_reqs, width = 5, 64
     groups_per_row = 16 * (320 if vecs == 1 else 160)  # 2 to 3 tiles per row
     tiles_per_row = -(-groups_per_row // (threads * 8 // vecs))
@@ -67,7 +66,7 @@ def test_tile_floor_hands_each_row_to_its_last_tile(vecs: int, threads: int) -> 
     expected_mask = _folded_mask(logits, vecs)
     bits = torch.tensor([bin(b).count("1") for b in range(256)])
     arrivals = torch.zeros(num_reqs, dtype=torch.int32)
-    for handoff in (0, 1, 2, 1):  # the second h1 launch starts from the counters h2 left
+    for handoff in (0, 1, 2, 3, 4, 1):  # each launch starts from the counters the last left
         mask = torch.zeros(num_reqs, groups_per_row, dtype=torch.uint8)
         ids = torch.full((num_reqs, width), -7, dtype=torch.int32)
         counts = torch.full((num_reqs,), -1, dtype=torch.int32)

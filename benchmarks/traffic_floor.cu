@@ -148,6 +148,18 @@ __global__ void __launch_bounds__(kThreads, kThreads >= 1024 ? 1 : 1024 / kThrea
   fill_outputs(ids, num_ids, counts, num_counts);
 }
 
+// atomicAdd(counter, 1) as `atom.add.acq_rel.gpu` (compact.cu's `arrive`; the host's atomic on
+// the CPU).
+__device__ __forceinline__ unsigned arrive_acq_rel(unsigned* counter) {
+#if defined(__CUDA_ARCH__)
+  unsigned old;
+  asm volatile("atom.add.acq_rel.gpu.u32 %0, [%1], 1;" : "=r"(old) : "l"(counter) : "memory");
+  return old;
+#else
+  return atomicAdd(counter, 1u);
+#endif
+}
+
 // The same traffic as one-step blocks that know their row: tile t of row r is block
 // r * tiles_per_row + t, kThreads x kUnroll groups of the row (the last tile shorter), so the
 // hardware schedules short blocks as slots free up (the fastest floor's pattern) while every
@@ -157,9 +169,12 @@ __global__ void __launch_bounds__(kThreads, kThreads >= 1024 ? 1 : 1024 / kThrea
 //      itself in on the row's arrival counter; the tile that arrives last resets the counter,
 //      reads the row's tile counts back from L2 and writes the row's ids and count (the sum);
 //   2: as 1, every thread also fences its mask stores first, and the last arriver reads the
-//      row's whole mask back from L2 (what ranking the row from its mask there would load).
+//      row's whole mask back from L2 (what ranking the row from its mask there would load);
+//   3, 4: as 1 and 2 with no fence (`__threadfence`, a `fence.sc.gpu`): the block's barrier,
+//      then thread 0's arrival as an acquire-release atomic (`atom.acq_rel.gpu`), which
+//      publishes the block's stores and, for the last arriver, acquires every tile's.
 // No tile waits for another, so nothing relies on co-residency. `arrivals` starts at zero and
-// ends there; `tile_counts` holds R x tiles_per_row counts; `sink` a word per row (handoff 2).
+// ends there; `tile_counts` holds R x tiles_per_row counts; `sink` a word per row (handoffs 2, 4).
 template <int kVecs, int kUnroll, int kThreads>
 __global__ void __launch_bounds__(kThreads)
     tile_floor(const uint4* logits, unsigned char* mask, int* ids, int* counts, int* tile_counts,
@@ -199,6 +214,8 @@ __global__ void __launch_bounds__(kThreads)
     if (tile == 0 && threadIdx.x == 0) counts[row] = static_cast<int>(row);
     return;
   }
+  const bool fenced = handoff <= 2;
+  const bool read_mask = handoff == 2 || handoff == 4;
   if (handoff == 2) __threadfence();
   kept = __reduce_add_sync(0xFFFFFFFFu, kept);
   if ((threadIdx.x & 31) == 0) warp_counts[threadIdx.x >> 5] = kept;
@@ -207,19 +224,23 @@ __global__ void __launch_bounds__(kThreads)
     unsigned total = 0u;
     for (int w = 0; w < kWarps; ++w) total += warp_counts[w];
     tile_counts[row * tiles_per_row + tile] = static_cast<int>(total);
-    __threadfence();
-    last = atomicAdd(arrivals + row, 1u) == tiles_per_row - 1;
+    if (fenced) {
+      __threadfence();
+      last = atomicAdd(arrivals + row, 1u) == tiles_per_row - 1;
+    } else {
+      last = arrive_acq_rel(arrivals + row) == tiles_per_row - 1;
+    }
   }
   __syncthreads();
   if (!last) return;
-  __threadfence();
+  if (fenced) __threadfence();
   if (threadIdx.x == 0) arrivals[row] = 0u;  // every tile of the row has counted itself in
   unsigned total = 0u;
   for (long long t = threadIdx.x; t < tiles_per_row; t += kThreads) {
     total += static_cast<unsigned>(__ldcg(tile_counts + row * tiles_per_row + t));
   }
   total = __reduce_add_sync(0xFFFFFFFFu, total);
-  if (handoff == 2) {
+  if (read_mask) {
     const uint4* words = reinterpret_cast<const uint4*>(row_mask);
     unsigned folded = 0u;
     for (long long k = threadIdx.x; k < groups_per_row / 16; k += kThreads) {

@@ -20,6 +20,11 @@ bytes:
   of one row, one contiguous range of the row per warp, as `ROW_CONFIGS` lists) held to their
   residency (1024 threads per SM): what that partition costs by itself; and, *interleaved*,
   with a row's warps taking its groups of segments in turn (a block sweeps its row);
+* the *tile floors*: the one-step blocks of the fastest floor, each one step of one row
+  (`TILE_CONFIGS`), with the row's count and ids handed to its last tile to arrive, which never
+  waits (handoffs 1-4: by fences and an atomic, or by one acquire-release atomic; with the row's
+  mask read back from L2 or not), or not handed at all (0): what a kernel that cuts rows into
+  hardware-scheduled tiles pays for its handoff;
 * the *chunk floors*: the same loads and stores at the same residency, one wave, rows ignored:
   each warp one contiguous range of the flat input, the ranges equal (the row floor's pattern
   without its imbalance), or the warps taking the input's groups in turn (the grid-stride
@@ -71,12 +76,13 @@ CHUNK_CONFIGS = [(512, False), (512, True), (256, False)]
 """(threads, interleaved) of the chunk floor, at the row floor's residency."""
 TILE_CONFIGS = [
     (256, 0, False), (256, 0, True), (256, 1, True), (256, 2, True), (256, 2, False),
-    (512, 0, True), (512, 2, True),
+    (512, 0, True), (512, 2, True), (256, 3, True), (256, 4, True), (512, 4, True),
 ]  # fmt: skip
 """(threads, handoff, held) of the tile floor: one-step blocks of one row's groups (threads x 8
 16-byte loads), the row's count and ids handed to its last tile to arrive (handoff 1: the tile
-counts; 2: also every thread's mask stores fenced and the row's mask read back), at their own
-residency or held to the row floor's (``held``)."""
+counts; 2: also every thread's mask stores fenced and the row's mask read back; 3 and 4: 1 and 2
+without fences, through an acquire-release arrival), at their own residency or held to the row
+floor's (``held``)."""
 MAX_TILES_PER_ROW = 32
 """The tile floor's last arriver sums the row's tile counts in one warp."""
 FUSED_PARTITION_FLOORS = (
@@ -87,7 +93,7 @@ FUSED_PARTITION_FLOORS = (
 )
 """The floors at the residency of CuPy's and Numba's ``fused`` (one 512-thread block per row, and
 rows ignored), printed beside each shape's best floors and checked for equal masks."""
-HANDOFF_FLOORS = ("tiles 256 h1 held", "tiles 256 h2 held")
+HANDOFF_FLOORS = ("tiles 256 h1 held", "tiles 256 h2 held", "tiles 256 h4 held")
 """Tile floors whose rows' counts pass through a last arriver: checked for equal masks, exact
 counts and arrival counters back at zero."""
 RESIDENT_THREADS = 1024
@@ -352,7 +358,7 @@ def main() -> None:
         )
         tiles = (
             " (tiles 256 held: " + ", ".join(
-                f"h{h} {pct[f'tiles 256 h{h} held']:5.1f}%" for h in range(3)
+                f"h{h} {pct[f'tiles 256 h{h} held']:5.1f}%" for h in range(5)
             ) + ")"
             if "tiles 256 h0 held" in pct
             else ""
