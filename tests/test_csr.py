@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import sys
@@ -184,7 +185,7 @@ def _poison_rows_that_fit(mask: masks.SamplingMask) -> masks.SamplingMask:
     must come from the ids, so a path that reads them there gives a wrong CSR."""
     packed = mask.packed_mask.clone()
     packed[mask.counts <= mask.width] = 0xFF
-    return masks.SamplingMask(mask.token_ids, mask.counts, packed, mask.vocab_size)
+    return dataclasses.replace(mask, packed_mask=packed)
 
 
 def _contract_csr(logits: torch.Tensor, width: int) -> tuple[np.ndarray, np.ndarray]:
