@@ -148,8 +148,9 @@ __global__ void __launch_bounds__(kThreads, kThreads >= 1024 ? 1 : 1024 / kThrea
   fill_outputs(ids, num_ids, counts, num_counts);
 }
 
-// atomicAdd(counter, 1) as `atom.add.acq_rel.gpu` (compact.cu's `arrive`; the host's atomic on
-// the CPU).
+// atomicAdd(counter, 1) as `atom.add.acq_rel.gpu`: after a block barrier, one thread's arrival
+// releases the block's stores, and acquires those of the blocks that arrived before it (CUDA C
+// has no such atomicAdd without libcu++). On the CPU (masks' emulation) the host's atomic.
 __device__ __forceinline__ unsigned arrive_acq_rel(unsigned* counter) {
 #if defined(__CUDA_ARCH__)
   unsigned old;
@@ -194,7 +195,8 @@ __global__ void __launch_bounds__(kThreads)
     const long long g = first + u * kThreads + threadIdx.x;
 #pragma unroll
     for (int i = 0; i < kVecs; ++i) {
-      q[u][i] = g < groups_per_row ? __ldcs(row_logits + g * kVecs + i) : make_uint4(0u, 0u, 0u, 0u);
+      q[u][i] = g < groups_per_row ? __ldcs(row_logits + g * kVecs + i)
+                                   : make_uint4(0u, 0u, 0u, 0u);
     }
   }
   unsigned kept = 0u;
@@ -249,8 +251,11 @@ __global__ void __launch_bounds__(kThreads)
     }
     if (folded == 0x9E3779B9u) sink[row] = folded;  // keeps the loads: ranking would use them
   }
-  for (long long j = threadIdx.x; j < width; j += kThreads) ids[row * width + j] = static_cast<int>(j);
-  if (threadIdx.x == 0) counts[row] = static_cast<int>(total);  // warp 0's sum: tiles_per_row <= 32 (host checks)
+  for (long long j = threadIdx.x; j < width; j += kThreads) {
+    ids[row * width + j] = static_cast<int>(j);
+  }
+  // warp 0's sum: tiles_per_row <= 32 (the host checks)
+  if (threadIdx.x == 0) counts[row] = static_cast<int>(total);
 }
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
