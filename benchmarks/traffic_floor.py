@@ -251,12 +251,14 @@ class Floors:
         return smem
 
 
-def check_handoff(kind: str, out: SamplingMask, arrivals: torch.Tensor) -> None:
+def check_handoff(
+    kind: str, counts: torch.Tensor, packed_mask: torch.Tensor, arrivals: torch.Tensor
+) -> None:
     """Raise unless the tile floor `kind` left every row's count equal to its mask's set bits
     and every arrival counter at zero (a lost or doubled arrival would show in both)."""
-    bits = torch.tensor([bin(b).count("1") for b in range(256)], device=out.counts.device)
-    expected = bits[out.packed_mask.long()].sum(1).to(torch.int32)
-    if not torch.equal(out.counts, expected) or bool(arrivals.any()):
+    bits = torch.tensor([bin(b).count("1") for b in range(256)], device=counts.device)
+    expected = bits[packed_mask.long()].sum(1).to(torch.int32)
+    if not torch.equal(counts, expected) or bool(arrivals.any()):
         raise RuntimeError(f"{kind}: counts or arrival counters wrong after a launch")
 
 
@@ -297,7 +299,7 @@ def measure_shape(
             calls[kind]()
             masks[kind] = out.packed_mask.clone()
             if kind in HANDOFF_FLOORS:  # the last arrivers summed every tile's count
-                check_handoff(kind, out, floors.arrivals)
+                check_handoff(kind, out.counts, out.packed_mask, floors.arrivals)
         first, *others = masks.values()
         if not all(torch.equal(first, other) for other in others):
             raise RuntimeError(f"the floors' masks differ: {', '.join(masks)}")

@@ -8,7 +8,6 @@ The built-in tests build small kernels of their own; the known-wrong kernels run
 
 from __future__ import annotations
 
-import ctypes
 import os
 import subprocess
 import sys
@@ -139,13 +138,7 @@ def forget_failures(monkeypatch) -> None:
 
 def launch(module: cuda_emulation.Module, name: str, blocks: int, threads: int, *args: int) -> None:
     """Launch as the `cupy` backend does: a cuLaunchKernel array of pointers to 64-bit values."""
-    values = (ctypes.c_int64 * len(args))(*args)
-    first = ctypes.addressof(values)
-    params = (ctypes.c_void_p * len(args))(*(first + 8 * i for i in range(len(args))))
-    kernel = module.get_function(name)
-    cuda_emulation.launch_kernel(
-        kernel.ptr, blocks, 1, 1, threads, 1, 1, 0, 0, ctypes.addressof(params), 0
-    )
+    cuda_emulation.launch(module.get_function(name), blocks, threads, args)
 
 
 def words(count: int) -> torch.Tensor:

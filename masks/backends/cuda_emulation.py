@@ -181,3 +181,12 @@ def launch_kernel(
     if launch(index, grid_x, block_x, params, WORKERS, SEED, STALL_SECONDS, error, ERROR_BYTES):
         _failure = f"{name}: {error.value.decode()}"
         raise RuntimeError(_failure)
+
+
+def launch(kernel: Kernel, blocks: int, threads: int, args: tuple[int, ...]) -> None:
+    """Run ``kernel`` over ``blocks`` blocks of ``threads`` with ``args`` as 64-bit values (the
+    parameter block the `cupy` backend builds), for tests and tools that launch a kernel once."""
+    values = (ctypes.c_int64 * len(args))(*args)
+    first = ctypes.addressof(values)
+    params = (ctypes.c_void_p * len(args))(*(first + 8 * index for index in range(len(args))))
+    launch_kernel(kernel.ptr, blocks, 1, 1, threads, 1, 1, 0, 0, ctypes.addressof(params), 0)
